@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# make              vhca.ko against the 6.12 headers, and the rdma-core provider
+# make lint         W=1 and sparse (C=2) with warnings as errors, checkpatch --strict
+# make install      module and provider on this host (DESTDIR, INSTALL_MOD_PATH honoured)
+#
+# KVER defaults to the ABI tools/setup.sh picked, else the running kernel.
+
+VHCA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vhca
+KVER ?= $(or $(shell cat $(VHCA_CACHE)/kver 2>/dev/null),$(shell uname -r))
+KDIR ?= /usr/src/linux-headers-$(KVER)
+KSRC ?= $(VHCA_CACHE)/kunit/linux-source-6.12
+
+B := build
+MULTIARCH := $(shell gcc -print-multiarch)
+PROVIDER_DIR ?= /usr/lib/$(MULTIARCH)/libibverbs
+PROVIDER := $(B)/libvhca-rdmav34.so
+
+KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_VHCA=m W=1
+
+CFLAGS_USER ?= -O2 -g
+CFLAGS_PROV := $(CFLAGS_USER) -std=gnu11 -fPIC -Wall -Wextra -Werror \
+	-Wmissing-prototypes -Wstrict-prototypes -Iuapi -Iuserspace
+PROV_SRCS := $(wildcard userspace/*.c)
+PROV_HDRS := $(wildcard userspace/*.h) uapi/vhca-abi.h
+
+KERNEL_FILES := $(wildcard drivers/*.[ch] kunit/*.c) uapi/vhca-abi.h
+
+.PHONY: all module provider lint install clean
+all: module provider
+
+module:
+	$(KMAKE) modules
+	@mkdir -p $(B) && cp vhca.ko $(B)/vhca.ko
+
+provider: $(PROVIDER) $(B)/vhca.driver
+
+$(PROVIDER): $(PROV_SRCS) $(PROV_HDRS) userspace/provider.map
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS_PROV) -shared -o $@ $(PROV_SRCS) \
+		-Wl,--version-script=userspace/provider.map -Wl,-z,defs -libverbs
+
+$(B)/vhca.driver:
+	@mkdir -p $(B)
+	echo "driver vhca" >$@
+
+# Every kernel warning is an error here; the default build shows them too.
+lint:
+	$(KMAKE) clean
+	$(KMAKE) KCFLAGS=-Werror C=2 CF="-Wsparse-error" modules
+	perl $(KSRC)/scripts/checkpatch.pl --strict --no-tree --show-types \
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
+		--spelling-file $(KSRC)/scripts/spelling.txt \
+		--codespellfile /dev/null -f $(KERNEL_FILES)
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_VHCA=m \
+		INSTALL_MOD_DIR=updates modules_install
+	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so
+	install -D -m 0644 $(B)/vhca.driver $(DESTDIR)/etc/libibverbs.d/vhca.driver
+
+clean:
+	$(KMAKE) clean
+	rm -rf $(B)

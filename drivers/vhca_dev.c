@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The ib_device: creation on `rdma link add`, its attributes, its one RoCEv2
+ * port and the user context.
+ */
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "vhca.h"
+
+/**
+ * vhca_node_guid() - node GUID of a vhca device on a netdev with MAC @mac
+ * @mac: the netdev's 6-byte hardware address
+ *
+ * rxe uses the EUI-64 of the MAC, and nvme-rdma tells HCAs apart by node
+ * GUID, so vhca must not: it uses the EUI-64 with the two inserted bytes
+ * 0xfffe replaced by "VH".  Unique per MAC, never equal to rxe's.
+ *
+ * Return: the GUID in network byte order, as ib_device.node_guid wants it.
+ */
+u64 vhca_node_guid(const u8 *mac)
+{
+	u8 eui[8];
+	__be64 guid;
+
+	addrconf_addr_eui48(eui, mac);
+	eui[3] = 'V';
+	eui[4] = 'H';
+	memcpy(&guid, eui, sizeof(guid));
+	return (__force u64)guid;
+}
+
+/**
+ * vhca_active_mtu() - IB path MTU a netdev MTU can carry
+ * @netdev_mtu: the netdev's MTU in bytes
+ *
+ * Return: the largest IB MTU that fits after the RoCEv2 headers, or 0 if
+ * not even IB_MTU_256 fits (such a port cannot become active).
+ */
+enum ib_mtu vhca_active_mtu(unsigned int netdev_mtu)
+{
+	return iboe_get_mtu(min_t(unsigned int, netdev_mtu, INT_MAX));
+}
+
+/**
+ * vhca_port_update() - make the port follow the netdev
+ * @vdev: the device
+ *
+ * The port is ACTIVE when the netdev is running with carrier and its MTU
+ * carries RoCE, DOWN otherwise.  A change raises IB_EVENT_PORT_ACTIVE or
+ * IB_EVENT_PORT_ERR, which also refreshes the core's port cache.
+ */
+void vhca_port_update(struct vhca_dev *vdev)
+{
+	struct net_device *ndev = vdev->ndev;
+	enum ib_mtu mtu = vhca_active_mtu(READ_ONCE(ndev->mtu));
+	enum ib_port_state state = IB_PORT_DOWN;
+	struct ib_event ev = {};
+	bool changed;
+
+	if (netif_running(ndev) && netif_carrier_ok(ndev) && mtu)
+		state = IB_PORT_ACTIVE;
+
+	mutex_lock(&vdev->port_lock);
+	changed = state != vdev->port_state;
+	vdev->port_state = state;
+	vdev->active_mtu = mtu ? mtu : IB_MTU_256;
+	mutex_unlock(&vdev->port_lock);
+
+	if (!changed)
+		return;
+	ev.device = &vdev->ibdev;
+	ev.element.port_num = VHCA_PORT;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+static int vhca_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	*attr = to_vdev(ibdev)->attrs;
+	return 0;
+}
+
+static int vhca_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *attr)
+{
+	struct vhca_dev *vdev = to_vdev(ibdev);
+
+	mutex_lock(&vdev->port_lock);
+	attr->state = vdev->port_state;
+	attr->active_mtu = vdev->active_mtu;
+	mutex_unlock(&vdev->port_lock);
+
+	if (attr->state == IB_PORT_ACTIVE)
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	else if (READ_ONCE(vdev->ndev->flags) & IFF_UP)
+		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	else
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+
+	attr->max_mtu = IB_MTU_4096;
+	attr->gid_tbl_len = VHCA_GID_TBL_LEN;
+	attr->pkey_tbl_len = 1;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = 1U << 31;
+	/* Fails only while the netdev goes away; the port is down by then. */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
+}
+
+static enum rdma_link_layer vhca_get_link_layer(struct ib_device *ibdev,
+						u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int vhca_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *immutable)
+{
+	immutable->pkey_tbl_len = 1;
+	immutable->gid_tbl_len = VHCA_GID_TBL_LEN;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static int vhca_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			   u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int vhca_alloc_ucontext(struct ib_ucontext *ibuc,
+			       struct ib_udata *udata)
+{
+	struct vhca_alloc_ucontext_resp resp = {
+		.ring_hdr_size = VHCA_RING_HDR_SIZE,
+		.max_sge = VHCA_MAX_SGE,
+	};
+
+	return ib_copy_to_udata(udata, &resp,
+				min(udata->outlen, sizeof(resp)));
+}
+
+static void vhca_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static ssize_t hca_type_show(struct device *device,
+			     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", VHCA_HCA_TYPE);
+}
+static DEVICE_ATTR_RO(hca_type);
+
+static struct attribute *vhca_dev_attributes[] = {
+	&dev_attr_hca_type.attr,
+	NULL,
+};
+
+/*
+ * hca_type is what the provider matches on: vhca has no driver id to be
+ * matched by, and the device name is the user's choice.
+ */
+static const struct attribute_group vhca_attr_group = {
+	.attrs = vhca_dev_attributes,
+};
+
+static void vhca_dealloc_driver(struct ib_device *ibdev)
+{
+	struct vhca_dev *vdev = to_vdev(ibdev);
+
+	vhca_dev_list_del(vdev);
+	netdev_put(vdev->ndev, &vdev->ndev_tracker);
+	ida_destroy(&vdev->pd_ida);
+	mutex_destroy(&vdev->port_lock);
+}
+
+static const struct ib_device_ops vhca_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = VHCA_UVERBS_ABI_VERSION,
+
+	.alloc_ucontext = vhca_alloc_ucontext,
+	.dealloc_driver = vhca_dealloc_driver,
+	.dealloc_ucontext = vhca_dealloc_ucontext,
+	.device_group = &vhca_attr_group,
+	.get_link_layer = vhca_get_link_layer,
+	.get_port_immutable = vhca_get_port_immutable,
+	.query_device = vhca_query_device,
+	.query_pkey = vhca_query_pkey,
+	.query_port = vhca_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, vhca_ucontext, ibuc),
+};
+
+/*
+ * Limits the ring geometry enforces.  Object counts stay 0 for objects the
+ * driver cannot create yet, so the attributes never promise more than the
+ * device does.
+ */
+static void vhca_init_attrs(struct vhca_dev *vdev)
+{
+	struct ib_device_attr *a = &vdev->attrs;
+
+	a->sys_image_guid = vdev->ibdev.node_guid;
+	a->vendor_id = VHCA_VENDOR_ID;
+	a->page_size_cap = PAGE_SIZE;
+	a->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_SYS_IMAGE_GUID;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_pd = VHCA_MAX_PD;
+	a->max_qp_wr = VHCA_MAX_QP_WR;
+	a->max_send_sge = VHCA_MAX_SGE;
+	a->max_recv_sge = VHCA_MAX_SGE;
+	a->max_cqe = VHCA_MAX_CQE;
+	a->max_srq_wr = VHCA_MAX_QP_WR;
+	a->max_srq_sge = VHCA_MAX_SGE;
+	a->max_pkeys = 1;
+	a->atomic_cap = IB_ATOMIC_NONE;
+}
+
+static int vhca_check_netdev(struct net_device *ndev)
+{
+	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
+		netdev_info(ndev, "vhca: not an Ethernet device\n");
+		return -EINVAL;
+	}
+	/* RoCE on a VLAN is a GID of the real device, as with rxe. */
+	if (is_vlan_dev(ndev)) {
+		netdev_info(ndev, "vhca: use the VLAN's real device\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * vhca_dev_add() - create and register a device on a netdev
+ * @name: the ib_device name the user chose
+ * @ndev: the netdev (the caller holds a reference for the duration)
+ *
+ * Return: 0 or a negative errno; nothing is left behind on failure.
+ */
+int vhca_dev_add(const char *name, struct net_device *ndev)
+{
+	struct vhca_dev *vdev;
+	struct ib_device *ibdev;
+	bool gone;
+	int err;
+
+	err = vhca_check_netdev(ndev);
+	if (err)
+		return err;
+
+	vdev = ib_alloc_device(vhca_dev, ibdev);
+	if (!vdev)
+		return -ENOMEM;
+	ibdev = &vdev->ibdev;
+	INIT_LIST_HEAD(&vdev->list);
+	mutex_init(&vdev->port_lock);
+	ida_init(&vdev->pd_ida);
+	vdev->port_state = IB_PORT_DOWN;
+	vdev->active_mtu = IB_MTU_256;
+	vdev->ndev = ndev;
+	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->node_guid = vhca_node_guid(ndev->dev_addr);
+	ibdev->dev.parent = ndev->dev.parent;
+	strscpy(ibdev->node_desc, "vhca", sizeof(ibdev->node_desc));
+	ib_set_device_ops(ibdev, &vhca_dev_ops);
+	ib_set_device_ops(ibdev, &vhca_verbs_ops);
+	vhca_init_attrs(vdev);
+
+	err = vhca_dev_list_add(vdev);
+	if (err) {
+		netdev_info(ndev, "vhca: already has a vhca device\n");
+		goto err_dealloc;
+	}
+	err = ib_device_set_netdev(ibdev, ndev, VHCA_PORT);
+	if (err)
+		goto err_dealloc;
+	ib_mark_name_assigned_by_user(ibdev);
+	err = ib_register_device(ibdev, name, NULL);
+	if (err)
+		goto err_dealloc;
+
+	/*
+	 * Until ib_register_device() returned, the netdev notifier could not
+	 * take a reference on the device and skipped it.  It runs under rtnl:
+	 * either an unregistration of the netdev already began (reg_state
+	 * says so) or the notifier will find the registered device.
+	 */
+	rtnl_lock();
+	gone = ndev->reg_state != NETREG_REGISTERED;
+	if (!gone)
+		vhca_port_update(vdev);
+	rtnl_unlock();
+
+	if (gone) {
+		ib_unregister_device(ibdev);
+		return -ENODEV;
+	}
+	return 0;
+
+err_dealloc:
+	ib_dealloc_device(ibdev);
+	return err;
+}

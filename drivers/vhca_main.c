@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * vhca module: the rdma link type and the list of devices it created.
+ *
+ * vhca has no rdma_driver_id of its own (that enum is uapi and closed to
+ * out-of-tree drivers), so it cannot use ib_unregister_driver() or
+ * ib_device_get_by_netdev(): both would see other drivers' devices.  It
+ * keeps its own list instead.
+ */
+#include <linux/module.h>
+#include <rdma/rdma_netlink.h>
+
+#include "vhca.h"
+
+static DEFINE_MUTEX(vhca_dev_lock);	/* nests inside rtnl_lock */
+static LIST_HEAD(vhca_dev_list);
+
+/**
+ * vhca_dev_get_by_netdev() - find the vhca device bound to a netdev
+ * @ndev: the netdev
+ *
+ * Return: the device with a registration reference held (drop it with
+ * ib_device_put()), or NULL if there is none or it is not registered.
+ */
+struct vhca_dev *vhca_dev_get_by_netdev(struct net_device *ndev)
+{
+	struct vhca_dev *vdev, *found = NULL;
+
+	mutex_lock(&vhca_dev_lock);
+	list_for_each_entry(vdev, &vhca_dev_list, list) {
+		if (vdev->ndev == ndev && ib_device_try_get(&vdev->ibdev)) {
+			found = vdev;
+			break;
+		}
+	}
+	mutex_unlock(&vhca_dev_lock);
+	return found;
+}
+
+/**
+ * vhca_dev_list_add() - claim a netdev for a new device
+ * @vdev: the device, not registered yet
+ *
+ * Return: 0, or -EEXIST if a device (registered or not) already uses
+ * @vdev->ndev: one vhca device per netdev, as with rxe.
+ */
+int vhca_dev_list_add(struct vhca_dev *vdev)
+{
+	struct vhca_dev *other;
+	int err = 0;
+
+	mutex_lock(&vhca_dev_lock);
+	list_for_each_entry(other, &vhca_dev_list, list) {
+		if (other->ndev == vdev->ndev) {
+			err = -EEXIST;
+			break;
+		}
+	}
+	if (!err)
+		list_add_tail(&vdev->list, &vhca_dev_list);
+	mutex_unlock(&vhca_dev_lock);
+	return err;
+}
+
+void vhca_dev_list_del(struct vhca_dev *vdev)
+{
+	mutex_lock(&vhca_dev_lock);
+	list_del_init(&vdev->list);
+	mutex_unlock(&vhca_dev_lock);
+}
+
+static int vhca_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	return vhca_dev_add(ibdev_name, ndev);
+}
+
+static struct rdma_link_ops vhca_link_ops = {
+	.type = "vhca",
+	.newlink = vhca_newlink,
+};
+
+/*
+ * Unregister every device.  A device that is already being unregistered
+ * (link del, netdev removal) stays on the list until its dealloc_driver
+ * runs, and ib_unregister_device() waits for that unregistration to finish,
+ * so when the list is empty no vhca code can run any more.
+ */
+static void vhca_unregister_all(void)
+{
+	struct vhca_dev *vdev;
+
+	for (;;) {
+		mutex_lock(&vhca_dev_lock);
+		vdev = list_first_entry_or_null(&vhca_dev_list,
+						struct vhca_dev, list);
+		if (vdev)
+			get_device(&vdev->ibdev.dev);
+		mutex_unlock(&vhca_dev_lock);
+		if (!vdev)
+			break;
+		ib_unregister_device(&vdev->ibdev);
+		put_device(&vdev->ibdev.dev);
+	}
+}
+
+static int __init vhca_init(void)
+{
+	int err;
+
+	err = vhca_net_init();
+	if (err)
+		return err;
+	rdma_link_register(&vhca_link_ops);
+	return 0;
+}
+
+static void __exit vhca_exit(void)
+{
+	rdma_link_unregister(&vhca_link_ops);
+	vhca_net_exit();
+	vhca_unregister_all();
+}
+
+module_init(vhca_init);
+module_exit(vhca_exit);
+
+MODULE_DESCRIPTION("vhca: RoCEv2 HCA with shared-memory rings");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK("vhca");

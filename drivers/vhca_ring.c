@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Queue geometry: how many slots of which stride a ring gets for the sizes a
+ * verb asks for, and what is reported back.  Shared by QPs, SRQs and CQs.
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+
+#include "vhca.h"
+
+static u32 stride_log2(size_t bytes)
+{
+	return order_base_2(max_t(size_t, bytes, VHCA_WQE_MIN_STRIDE));
+}
+
+/**
+ * vhca_rq_geometry() - size a receive ring (RQ or SRQ)
+ * @max_wr: outstanding receive WRs asked for; 0 is refused
+ * @max_sge: SGEs per WR asked for; 0 is taken as 1
+ * @max_wr_limit: the object's own max_wr limit (a power of two)
+ * @g: filled in on success
+ *
+ * Slots are max_wr rounded up to a power of two; the WQE stride is the
+ * header plus max_sge SGEs rounded up to a power of two.  Because the
+ * rounding leaves room, the reported max_sge is what fits in the stride
+ * (capped at VHCA_MAX_SGE), and the reported max_wr is the slot count, so
+ * both are >= what was asked, as ibv_create_srq(3) promises.
+ *
+ * Return: 0, or -EINVAL when a size is out of range.
+ */
+int vhca_rq_geometry(u32 max_wr, u32 max_sge, u32 max_wr_limit,
+		     struct vhca_qgeom *g)
+{
+	size_t hdr = sizeof(struct vhca_rwqe);
+	size_t sge = sizeof(struct vhca_sge);
+	u32 fit;
+
+	if (!max_wr || max_wr > max_wr_limit || max_sge > VHCA_MAX_SGE)
+		return -EINVAL;
+	max_sge = max(max_sge, 1U);
+
+	g->log2_slots = order_base_2(max_wr);
+	g->log2_stride = stride_log2(hdr + max_sge * sge);
+	g->max_wr = 1U << g->log2_slots;
+	fit = ((1U << g->log2_stride) - hdr) / sge;
+	g->max_sge = min_t(u32, fit, VHCA_MAX_SGE);
+	return 0;
+}
+
+/**
+ * vhca_cq_geometry() - size a completion ring
+ * @cqe: completions asked for; 0 is refused
+ * @g: filled in on success; max_wr is the CQE count to report
+ *
+ * Return: 0, or -EINVAL when @cqe is out of range.
+ */
+int vhca_cq_geometry(u32 cqe, struct vhca_qgeom *g)
+{
+	if (!cqe || cqe > VHCA_MAX_CQE)
+		return -EINVAL;
+	g->log2_slots = order_base_2(cqe);
+	g->log2_stride = ilog2(VHCA_CQE_STRIDE);
+	g->max_wr = 1U << g->log2_slots;
+	g->max_sge = 0;
+	return 0;
+}
+
+/* Bytes to allocate and map for a ring: header plus slots, whole pages. */
+size_t vhca_ring_bytes(const struct vhca_qgeom *g)
+{
+	return PAGE_ALIGN(VHCA_RING_HDR_SIZE +
+			  ((size_t)1 << (g->log2_slots + g->log2_stride)));
+}

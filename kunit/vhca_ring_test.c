@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * KUnit tests of the ring index rules (uapi/vhca-abi.h), the queue geometry
+ * (drivers/vhca_ring.c) and the attributes derived from the netdev.
+ */
+#include <kunit/test.h>
+#include <net/addrconf.h>
+
+#include "vhca.h"
+
+static void ring_empty_full(struct kunit *test)
+{
+	const u32 log2 = 3;	/* 8 slots */
+
+	KUNIT_EXPECT_TRUE(test, vhca_ring_empty(5, 5));
+	KUNIT_EXPECT_FALSE(test, vhca_ring_full(5, 5, log2));
+	KUNIT_EXPECT_EQ(test, vhca_ring_free(5, 5, log2), 8U);
+
+	KUNIT_EXPECT_FALSE(test, vhca_ring_empty(13, 5));
+	KUNIT_EXPECT_TRUE(test, vhca_ring_full(13, 5, log2));
+	KUNIT_EXPECT_EQ(test, vhca_ring_free(13, 5, log2), 0U);
+
+	KUNIT_EXPECT_EQ(test, vhca_ring_used(12, 5), 7U);
+	KUNIT_EXPECT_FALSE(test, vhca_ring_full(12, 5, log2));
+	KUNIT_EXPECT_EQ(test, vhca_ring_free(12, 5, log2), 1U);
+}
+
+/* Free-running indices wrap at 2^32; the arithmetic must not care. */
+static void ring_wraparound(struct kunit *test)
+{
+	const u32 log2 = 4;
+	u32 cons = 0xfffffffcU, prod = cons;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		KUNIT_EXPECT_EQ(test, vhca_ring_used(prod, cons), (u32)i);
+		KUNIT_EXPECT_FALSE(test, vhca_ring_full(prod, cons, log2));
+		prod++;
+	}
+	KUNIT_EXPECT_EQ(test, prod, 12U);
+	KUNIT_EXPECT_TRUE(test, vhca_ring_full(prod, cons, log2));
+	KUNIT_EXPECT_TRUE(test, vhca_ring_sane(prod, cons, log2));
+
+	/* Slots keep walking the ring across the wrap. */
+	KUNIT_EXPECT_EQ(test, vhca_ring_slot(0xffffffffU, log2), 15U);
+	KUNIT_EXPECT_EQ(test, vhca_ring_slot(0, log2), 0U);
+	KUNIT_EXPECT_EQ(test, vhca_ring_slot(17, log2), 1U);
+
+	/* Drain across the wrap too. */
+	while (!vhca_ring_empty(prod, cons))
+		cons++;
+	KUNIT_EXPECT_EQ(test, cons, 12U);
+}
+
+/* An index a scribbling process wrote must be recognised as impossible. */
+static void ring_corrupt_indices(struct kunit *test)
+{
+	const u32 log2 = 6;
+
+	KUNIT_EXPECT_TRUE(test, vhca_ring_sane(64, 0, log2));
+	KUNIT_EXPECT_FALSE(test, vhca_ring_sane(65, 0, log2));
+	/* consumer ahead of producer: looks like 2^32 - 1 used */
+	KUNIT_EXPECT_FALSE(test, vhca_ring_sane(0, 1, log2));
+	KUNIT_EXPECT_FALSE(test, vhca_ring_sane(0x80000000U, 0, log2));
+	KUNIT_EXPECT_EQ(test, vhca_ring_free(0, 1, log2), 0U);
+	KUNIT_EXPECT_TRUE(test, vhca_ring_full(0, 1, log2));
+}
+
+static void rq_geometry_rounding(struct kunit *test)
+{
+	struct vhca_qgeom g;
+	u32 wr, sge;
+
+	for (wr = 1; wr <= 4100; wr += 7) {
+		KUNIT_ASSERT_EQ(test, vhca_rq_geometry(wr, 1, VHCA_MAX_QP_WR, &g), 0);
+		KUNIT_EXPECT_GE(test, g.max_wr, wr);
+		KUNIT_EXPECT_LT(test, g.max_wr, 2 * wr);
+		KUNIT_EXPECT_EQ(test, g.max_wr, 1U << g.log2_slots);
+	}
+	KUNIT_ASSERT_EQ(test, vhca_rq_geometry(1024, 1, VHCA_MAX_QP_WR, &g), 0);
+	KUNIT_EXPECT_EQ(test, g.max_wr, 1024U);
+
+	for (sge = 0; sge <= VHCA_MAX_SGE; sge++) {
+		size_t need = sizeof(struct vhca_rwqe) +
+			      max(sge, 1U) * sizeof(struct vhca_sge);
+
+		KUNIT_ASSERT_EQ(test, vhca_rq_geometry(16, sge, VHCA_MAX_QP_WR, &g), 0);
+		KUNIT_EXPECT_GE(test, g.max_sge, max(sge, 1U));
+		KUNIT_EXPECT_LE(test, g.max_sge, (u32)VHCA_MAX_SGE);
+		KUNIT_EXPECT_GE(test, 1UL << g.log2_stride, need);
+		KUNIT_EXPECT_GE(test, 1UL << g.log2_stride, (unsigned long)VHCA_WQE_MIN_STRIDE);
+		/* the reported SGEs really fit in a slot */
+		KUNIT_EXPECT_LE(test, sizeof(struct vhca_rwqe) +
+				g.max_sge * sizeof(struct vhca_sge),
+				1UL << g.log2_stride);
+	}
+	/* 1 SGE asked, 3 fit in the 64-byte minimum stride: report 3 */
+	KUNIT_ASSERT_EQ(test, vhca_rq_geometry(1, 1, VHCA_MAX_QP_WR, &g), 0);
+	KUNIT_EXPECT_EQ(test, g.max_sge, 3U);
+	KUNIT_EXPECT_EQ(test, g.log2_stride, 6U);
+}
+
+static void rq_geometry_limits(struct kunit *test)
+{
+	struct vhca_qgeom g;
+
+	KUNIT_EXPECT_EQ(test, vhca_rq_geometry(0, 1, VHCA_MAX_QP_WR, &g), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_rq_geometry(VHCA_MAX_QP_WR, 1, VHCA_MAX_QP_WR, &g), 0);
+	KUNIT_EXPECT_EQ(test, g.max_wr, (u32)VHCA_MAX_QP_WR);
+	KUNIT_EXPECT_EQ(test, vhca_rq_geometry(VHCA_MAX_QP_WR + 1, 1, VHCA_MAX_QP_WR, &g),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_rq_geometry(U32_MAX, 1, VHCA_MAX_QP_WR, &g), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_rq_geometry(8, VHCA_MAX_SGE + 1, VHCA_MAX_QP_WR, &g),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_rq_geometry(8, U32_MAX, VHCA_MAX_QP_WR, &g), -EINVAL);
+}
+
+static void cq_geometry(struct kunit *test)
+{
+	struct vhca_qgeom g;
+
+	KUNIT_EXPECT_EQ(test, vhca_cq_geometry(0, &g), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_cq_geometry(VHCA_MAX_CQE + 1, &g), -EINVAL);
+	KUNIT_ASSERT_EQ(test, vhca_cq_geometry(100, &g), 0);
+	KUNIT_EXPECT_EQ(test, g.max_wr, 128U);
+	KUNIT_EXPECT_EQ(test, 1U << g.log2_stride, (u32)VHCA_CQE_STRIDE);
+	KUNIT_ASSERT_EQ(test, vhca_cq_geometry(VHCA_MAX_CQE, &g), 0);
+	KUNIT_EXPECT_EQ(test, g.max_wr, (u32)VHCA_MAX_CQE);
+}
+
+static void ring_bytes(struct kunit *test)
+{
+	struct vhca_qgeom g;
+	size_t bytes;
+
+	KUNIT_ASSERT_EQ(test, vhca_rq_geometry(1, 1, VHCA_MAX_QP_WR, &g), 0);
+	bytes = vhca_ring_bytes(&g);
+	KUNIT_EXPECT_EQ(test, bytes, (size_t)PAGE_SIZE);
+
+	KUNIT_ASSERT_EQ(test, vhca_rq_geometry(VHCA_MAX_QP_WR, VHCA_MAX_SGE,
+					       VHCA_MAX_QP_WR, &g), 0);
+	bytes = vhca_ring_bytes(&g);
+	KUNIT_EXPECT_TRUE(test, PAGE_ALIGNED(bytes));
+	KUNIT_EXPECT_GE(test, bytes, VHCA_RING_HDR_SIZE +
+			((size_t)VHCA_MAX_QP_WR << g.log2_stride));
+	KUNIT_EXPECT_EQ(test, sizeof(struct vhca_ring_hdr), (size_t)VHCA_RING_HDR_SIZE);
+	KUNIT_EXPECT_EQ(test, offsetof(struct vhca_ring_hdr, consumer),
+			(size_t)VHCA_RING_IDX_ALIGN);
+}
+
+static void port_mtu(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, vhca_active_mtu(1500), IB_MTU_1024);
+	KUNIT_EXPECT_EQ(test, vhca_active_mtu(9000), IB_MTU_4096);
+	KUNIT_EXPECT_EQ(test, vhca_active_mtu(65535), IB_MTU_4096);
+	KUNIT_EXPECT_EQ(test, vhca_active_mtu(UINT_MAX), IB_MTU_4096);
+	/* 4096 payload needs the RoCEv2 headers on top */
+	KUNIT_EXPECT_EQ(test, vhca_active_mtu(4096), IB_MTU_2048);
+	KUNIT_EXPECT_EQ(test, vhca_active_mtu(576), IB_MTU_256);
+	KUNIT_EXPECT_EQ(test, (int)vhca_active_mtu(68), 0);
+}
+
+static void node_guid_not_rxe(struct kunit *test)
+{
+	static const u8 mac1[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	static const u8 mac2[ETH_ALEN] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x57 };
+	__be64 rxe_guid;
+
+	/* rxe's node GUID is the EUI-64 of the MAC */
+	addrconf_addr_eui48((u8 *)&rxe_guid, mac1);
+	KUNIT_EXPECT_NE(test, vhca_node_guid(mac1), (__force u64)rxe_guid);
+	KUNIT_EXPECT_NE(test, vhca_node_guid(mac1), vhca_node_guid(mac2));
+	KUNIT_EXPECT_EQ(test, vhca_node_guid(mac1), vhca_node_guid(mac1));
+}
+
+static struct kunit_case vhca_ring_cases[] = {
+	KUNIT_CASE(ring_empty_full),
+	KUNIT_CASE(ring_wraparound),
+	KUNIT_CASE(ring_corrupt_indices),
+	KUNIT_CASE(ring_bytes),
+	{}
+};
+
+static struct kunit_case vhca_geometry_cases[] = {
+	KUNIT_CASE(rq_geometry_rounding),
+	KUNIT_CASE(rq_geometry_limits),
+	KUNIT_CASE(cq_geometry),
+	{}
+};
+
+static struct kunit_case vhca_attr_cases[] = {
+	KUNIT_CASE(port_mtu),
+	KUNIT_CASE(node_guid_not_rxe),
+	{}
+};
+
+static struct kunit_suite vhca_ring_suite = {
+	.name = "vhca-ring",
+	.test_cases = vhca_ring_cases,
+};
+
+static struct kunit_suite vhca_geometry_suite = {
+	.name = "vhca-geometry",
+	.test_cases = vhca_geometry_cases,
+};
+
+static struct kunit_suite vhca_attr_suite = {
+	.name = "vhca-attr",
+	.test_cases = vhca_attr_cases,
+};
+
+kunit_test_suites(&vhca_ring_suite, &vhca_geometry_suite, &vhca_attr_suite);

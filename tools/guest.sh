@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Boot Debian's Linux 6.12 under qemu (TCG) with this host's userspace, the
+# freshly built vhca.ko (depmod'ed into the kernel's module tree, so modprobe
+# finds it) and the provider installed, run one command in it and return its
+# output and exit status.
+#
+#   tools/guest.sh [--nic2] [--peer 'CMD'] [--timeout S] CMD...
+#
+# CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
+# virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
+# guest running its own CMD whose eth1 shares that link (VHCA_GUEST is "a" in
+# the first guest and "b" in the peer).  The run fails if the guest's dmesg
+# shows an Oops, BUG, WARNING, lockdep, KASAN or hung-task report, or if it
+# does not power off within the timeout.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+nic2=0 peer= timeout=600
+while [ $# -gt 0 ]; do
+	case $1 in
+	--nic2) nic2=1 ;;
+	--peer) peer=$2; nic2=1; shift ;;
+	--timeout) timeout=$2; shift ;;
+	--) shift; break ;;
+	-*) die "unknown option $1" ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -gt 0 ] || die "usage: tools/guest.sh [--nic2] [--peer CMD] [--timeout S] CMD..."
+
+kver=$(vhca_kver)
+kimg="$VHCA_CACHE/kernel/$kver"
+[ -f "$kimg/vmlinuz" ] || die "no unpacked kernel: run tools/setup.sh"
+[ -f "$VHCA_ROOT/build/vhca.ko" ] || die "build/vhca.ko missing: run make"
+[ -f "$VHCA_ROOT/build/libvhca-rdmav34.so" ] || die "provider missing: run make"
+
+# The module tree the guest sees: Debian's, hard-linked, plus vhca.ko and a
+# depmod of its own.  depmod replaces its files instead of writing through
+# the links, so the unpacked image stays pristine.
+stage_modules() {
+	local stage="$VHCA_CACHE/stage/$kver" ko="$VHCA_ROOT/build/vhca.ko"
+	local dst="$stage/lib/modules/$kver/updates/vhca.ko"
+
+	if [ ! -d "$stage/lib/modules/$kver/kernel" ]; then
+		rm -rf "$stage"
+		mkdir -p "$stage/lib/modules"
+		cp -al "$kimg/lib/modules/$kver" "$stage/lib/modules/"
+	fi
+	if ! cmp -s "$ko" "$dst"; then
+		mkdir -p "$(dirname "$dst")"
+		cp "$ko" "$dst.tmp" && mv "$dst.tmp" "$dst"
+		depmod -b "$stage" "$kver"
+	fi
+	echo "$stage"
+}
+
+# A busybox initramfs that loads 9p and overlayfs and switch_roots into an
+# overlay of the host's / (read-only) and a tmpfs.
+build_initramfs() {
+	local key img dir m
+	key=$(cat "$here/initramfs-init" "$here/guest.sh" | sha256sum | cut -c1-12)
+	img="$VHCA_CACHE/initramfs-$kver-$key.cpio.gz"
+	if [ ! -f "$img" ]; then
+		dir=$(mktemp -d)
+		mkdir -p "$dir"/{bin,mod,proc,sys,dev}
+		cp /bin/busybox "$dir/bin/busybox"
+		ln -s busybox "$dir/bin/sh"
+		cp "$here/initramfs-init" "$dir/init"
+		chmod +x "$dir/init"
+		for m in $(modprobe -d "$kimg" -S "$kver" --show-depends -a 9pnet_virtio 9p overlay |
+			   awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++'); do
+			xz -dc "$m" >"$dir/mod/$(basename "${m%.xz}")"
+			basename "${m%.xz}" >>"$dir/mod/order"
+		done
+		(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.tmp"
+		mv "$img.tmp" "$img"
+		rm -rf "$dir"
+	fi
+	echo "$img"
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+stage=$(stage_modules)
+initrd=$(build_initramfs)
+work=$(mktemp -d "${TMPDIR:-/tmp}/vhca-guest.XXXXXX")
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+port=
+[ "$nic2" = 0 ] || port=$(free_port)
+
+# start_guest NAME CMD LINKMODE: LINKMODE is listen, connect or none
+start_guest() {
+	local name=$1 cmd=$2 link=$3 out="$work/$1" mac
+	mkdir -p "$out"
+	printf 'export VHCA_GUEST=%s\n%s\n' "$name" "$cmd" >"$out/job"
+	mac=$([ "$name" = a ] && echo 0a || echo 0b)
+	local args=(
+		-accel tcg -m 2048 -smp 2 -nodefaults -no-reboot
+		-display none -serial "file:$out/console" -monitor none
+		-kernel "$kimg/vmlinuz" -initrd "$initrd"
+		-append "console=ttyS0 loglevel=5 panic=-1 rw"
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$stage/lib/modules,mount_tag=modules,security_model=none,readonly=on"
+		-virtfs "local,path=$VHCA_ROOT,mount_tag=vhca,security_model=none,readonly=on"
+		-virtfs "local,path=$out,mount_tag=out,security_model=none"
+		-netdev hubport,id=n0,hubid=0
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:$mac:00"
+	)
+	case $link in
+	listen) args+=(-netdev "socket,id=n1,listen=127.0.0.1:$port") ;;
+	connect) args+=(-netdev "socket,id=n1,connect=127.0.0.1:$port") ;;
+	esac
+	[ "$link" = none ] ||
+		args+=(-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:$mac:01")
+	timeout --foreground "$timeout" qemu-system-x86_64 "${args[@]}" \
+		>"$out/qemu.log" 2>&1 &
+	pids+=($!)
+}
+
+bad='Oops|BUG:|WARNING:|Kernel panic|general protection|KASAN|UBSAN|lockdep|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace'
+
+# report NAME: print a guest's output; returns its status
+report() {
+	local name=$1 out="$work/$1" rc
+	[ -z "$peer" ] || echo "----- guest $name -----"
+	cat "$out/log" 2>/dev/null || true
+	rc=$(cat "$out/rc" 2>/dev/null || echo none)
+	if [ "$rc" = none ]; then
+		echo "vhca-guest($name): no exit status (hung, crashed or timed out); console tail:"
+		tail -n 40 "$out/console" 2>/dev/null || true
+		tail -n 5 "$out/qemu.log" 2>/dev/null || true
+		return 1
+	fi
+	if cat "$out/dmesg" "$out/console" 2>/dev/null | grep -Eq "$bad"; then
+		echo "vhca-guest($name): kernel reported a problem:"
+		cat "$out/dmesg" "$out/console" 2>/dev/null | grep -E -B2 -A20 "$bad" | head -n 60
+		return 1
+	fi
+	return "$rc"
+}
+
+if [ "$nic2" = 1 ]; then
+	start_guest a "$*" listen
+	if [ -n "$peer" ]; then
+		# qemu's listen socket exists once guest a is up; connect may
+		# race it, so wait for the port before starting the peer.
+		for _ in $(seq 100); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+			sleep 0.1
+		done
+		start_guest b "$peer" connect
+	fi
+else
+	start_guest a "$*" none
+fi
+
+status=0
+for p in "${pids[@]}"; do wait "$p" || true; done
+pids=()
+report a || status=1
+if [ -n "$peer" ]; then report b || status=1; fi
+exit "$status"

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
+/*
+ * vhca kernel <-> provider ABI: ring layout, index rules and the driver
+ * payloads of the uverbs commands.  This header is the single definition of
+ * the ring format; the kernel driver, its engine and the rdma-core provider
+ * all include it.  Documentation/rings.rst explains it with a diagram.
+ *
+ * Everything in a shared ring is written by an untrusted party (userspace
+ * for producer rings, or a confused one for consumer rings); the kernel keeps
+ * its own copy of the geometry and re-validates every index it reads.
+ */
+#ifndef VHCA_ABI_USER_H
+#define VHCA_ABI_USER_H
+
+#include <linux/types.h>
+
+/*
+ * uverbs ABI version of vhca devices (sysfs abi_version).  Deliberately not
+ * a small number: providers that match a device by its parent's PCI
+ * modalias accept small versions, and must never bind a vhca device that
+ * sits on their NIC's netdev.
+ */
+#define VHCA_UVERBS_ABI_VERSION 0x5648
+
+/* What sysfs hca_type says; the provider matches devices on it. */
+#define VHCA_HCA_TYPE "vhca"
+
+/*
+ * Ring header.  The producer and consumer indices are free-running 32-bit
+ * counters (they are never masked when stored) and sit 128 bytes apart so
+ * that the two sides never share a cache line or an adjacent-line prefetch
+ * pair.  Slot i of the ring lives at
+ *	VHCA_RING_HDR_SIZE + (i & (nslots - 1)) * stride
+ * with nslots and stride powers of two given at create time.
+ *
+ * used = producer - consumer (mod 2^32); the ring is empty when used == 0
+ * and full when used == nslots, so every slot is usable.  A used count above
+ * nslots can only come from a corrupted index and is treated as such.
+ */
+#define VHCA_RING_IDX_ALIGN	128
+#define VHCA_RING_HDR_SIZE	(2 * VHCA_RING_IDX_ALIGN)
+#define VHCA_RING_MAX_LOG2	20	/* 1M slots */
+
+struct vhca_ring_hdr {
+	__u32 producer;
+	__u8 rsvd0[VHCA_RING_IDX_ALIGN - 4];
+	__u32 consumer;
+	__u8 rsvd1[VHCA_RING_IDX_ALIGN - 4];
+};
+
+static inline __u32 vhca_ring_used(__u32 prod, __u32 cons)
+{
+	return prod - cons;
+}
+
+/* True if the indices describe a possible ring state. */
+static inline int vhca_ring_sane(__u32 prod, __u32 cons, __u32 log2_slots)
+{
+	return vhca_ring_used(prod, cons) <= (1U << log2_slots);
+}
+
+static inline int vhca_ring_empty(__u32 prod, __u32 cons)
+{
+	return prod == cons;
+}
+
+static inline int vhca_ring_full(__u32 prod, __u32 cons, __u32 log2_slots)
+{
+	return vhca_ring_used(prod, cons) >= (1U << log2_slots);
+}
+
+/* Free slots; 0 for a full or corrupted ring. */
+static inline __u32 vhca_ring_free(__u32 prod, __u32 cons, __u32 log2_slots)
+{
+	__u32 used = vhca_ring_used(prod, cons);
+
+	return used >= (1U << log2_slots) ? 0 : (1U << log2_slots) - used;
+}
+
+static inline __u32 vhca_ring_slot(__u32 idx, __u32 log2_slots)
+{
+	return idx & ((1U << log2_slots) - 1);
+}
+
+/* Scatter/gather entry as stored in a WQE. */
+struct vhca_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* Receive WQE: this header, then num_sge struct vhca_sge. */
+struct vhca_rwqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 rsvd;
+	struct vhca_sge sge[];
+};
+
+/* WQE strides are powers of two between these bounds. */
+#define VHCA_WQE_MIN_STRIDE	64
+#define VHCA_MAX_SGE		32
+#define VHCA_CQE_STRIDE		64
+
+/* Driver payload of alloc_ucontext's response. */
+struct vhca_alloc_ucontext_resp {
+	__u32 ring_hdr_size;	/* VHCA_RING_HDR_SIZE of the running kernel */
+	__u32 max_sge;
+};
+
+/* Driver payload of alloc_pd's response. */
+struct vhca_alloc_pd_resp {
+	__u32 pdn;
+	__u32 rsvd;
+};
+
+#endif /* VHCA_ABI_USER_H */

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The part of rdma-core 44's private provider ABI (IBVERBS_PRIVATE_34) that
+ * vhca uses.  rdma-core does not ship its driver headers, so these are
+ * vhca's own declarations of that ABI: struct layouts checked by the static
+ * assertions below against the offsets libibverbs 44 was compiled with, and
+ * prototypes of the exported functions.  The layouts are those of rdma-core
+ * 44 exactly; PABI 34 alone does not pin them (verbs_context_ops grew
+ * between v34 and v36 without a PABI change).
+ */
+#ifndef VHCA_VERBS_PRIVATE_H
+#define VHCA_VERBS_PRIVATE_H
+
+#include <infiniband/verbs.h>	/* before rdma/: shared include guard */
+#include <rdma/ib_user_verbs.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct vhca_list_node {
+	void *next, *prev;
+};
+
+/* One entry of a provider's match table (unused by vhca: it has none). */
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;
+};
+
+/* What libibverbs learnt about a device from sysfs and netlink. */
+struct verbs_sysfs_dev {
+	struct vhca_list_node entry;
+	void *provider_data;
+	const struct verbs_match_ent *match;
+	unsigned int flags;
+	char sysfs_name[64];
+	dev_t sysfs_cdev;
+	char ibdev_name[64];
+	char ibdev_path[256];
+	char modalias[512];
+	uint64_t node_guid;
+	uint32_t driver_id;
+	enum ibv_node_type node_type;
+	int ibdev_idx;
+	uint32_t num_ports;
+	uint32_t abi_ver;
+	struct timespec time_created;
+};
+
+struct verbs_device;
+
+struct verbs_device_ops {
+	const char *name;
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+struct verbs_device {
+	struct ibv_device device;	/* must be first */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct vhca_list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+/*
+ * The provider's operation table, in rdma-core 44's order (alphabetical).
+ * verbs_set_ops() copies every non-NULL member by name at libibverbs' own
+ * offsets, so the layout must match to the byte; members vhca does not
+ * implement are plain pointers left NULL, which keeps libibverbs' dummy
+ * operations (they fail with EOPNOTSUPP).
+ */
+struct verbs_context_ops {
+	void *advise_mr, *alloc_dm, *alloc_mw, *alloc_null_mr;
+	void *alloc_parent_domain;
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	void *alloc_td, *async_event, *attach_counters_point_flow;
+	void *attach_mcast, *bind_mw, *close_xrcd, *cq_event, *create_ah;
+	void *create_counters, *create_cq, *create_cq_ex, *create_flow;
+	void *create_flow_action_esp, *create_qp, *create_qp_ex;
+	void *create_rwq_ind_table, *create_srq, *create_srq_ex, *create_wq;
+	void *dealloc_mw;
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	void *dealloc_td, *dereg_mr, *destroy_ah, *destroy_counters;
+	void *destroy_cq, *destroy_flow, *destroy_flow_action, *destroy_qp;
+	void *destroy_rwq_ind_table, *destroy_srq, *destroy_wq, *detach_mcast;
+	void (*free_context)(struct ibv_context *context);
+	void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd;
+	void *modify_cq, *modify_flow_action_esp, *modify_qp;
+	void *modify_qp_rate_limit, *modify_srq, *modify_wq, *open_qp;
+	void *open_xrcd, *poll_cq, *post_recv, *post_send, *post_srq_ops;
+	void *post_srq_recv;
+	int (*query_device_ex)(struct ibv_context *context,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	void *query_ece;
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	void *query_qp, *query_qp_data_in_order, *query_rt_values;
+	void *query_srq, *read_counters, *reg_dm_mr, *reg_dmabuf_mr, *reg_mr;
+	void *req_notify_cq, *rereg_mr, *resize_cq, *set_ece, *unimport_dm;
+	void *unimport_mr, *unimport_pd;
+};
+
+/* Command buffers: the uverbs header, then the core uapi payload. */
+struct vhca_cmd_get_context {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+
+struct vhca_cmd_alloc_pd {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+
+struct vhca_cmd_query_port {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u8 port_num;
+	__u8 reserved[7];
+};
+
+/* Exported by libibverbs.so.1 at IBVERBS_PRIVATE_34. */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct vhca_cmd_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct vhca_cmd_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct vhca_cmd_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
+			      struct verbs_sysfs_dev *sysfs_dev,
+			      const char *fnfmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Offsets libibverbs 44 was built with (x86-64), see the note at the top. */
+#if defined(__x86_64__)
+_Static_assert(sizeof(struct verbs_match_ent) == 24, "verbs_match_ent");
+_Static_assert(offsetof(struct verbs_sysfs_dev, sysfs_name) == 36, "sysfs_name");
+_Static_assert(offsetof(struct verbs_sysfs_dev, ibdev_name) == 112, "ibdev_name");
+_Static_assert(offsetof(struct verbs_sysfs_dev, modalias) == 432, "modalias");
+_Static_assert(offsetof(struct verbs_sysfs_dev, node_guid) == 944, "node_guid");
+_Static_assert(offsetof(struct verbs_sysfs_dev, driver_id) == 952, "driver_id");
+_Static_assert(offsetof(struct verbs_sysfs_dev, abi_ver) == 968, "abi_ver");
+_Static_assert(sizeof(struct verbs_sysfs_dev) == 992, "verbs_sysfs_dev");
+_Static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops");
+_Static_assert(sizeof(struct ibv_device) == 664, "ibv_device");
+_Static_assert(offsetof(struct verbs_device, ops) == 664, "verbs_device.ops");
+_Static_assert(offsetof(struct verbs_device, sysfs) == 696, "verbs_device.sysfs");
+_Static_assert(sizeof(struct verbs_device) == 712, "verbs_device");
+_Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "ops");
+_Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 424, "poll_cq");
+_Static_assert(offsetof(struct verbs_context_ops, post_recv) == 432, "post_recv");
+_Static_assert(offsetof(struct verbs_context_ops, post_send) == 440, "post_send");
+_Static_assert(offsetof(struct verbs_context_ops, post_srq_recv) == 456, "post_srq_recv");
+_Static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * 8, "alloc_pd");
+_Static_assert(offsetof(struct verbs_context_ops, dealloc_pd) == 26 * 8, "dealloc_pd");
+_Static_assert(offsetof(struct verbs_context_ops, free_context) == 39 * 8, "free_context");
+_Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 58 * 8, "query_device_ex");
+_Static_assert(offsetof(struct verbs_context_ops, query_port) == 60 * 8, "query_port");
+_Static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 75 * 8, "unimport_pd");
+_Static_assert(sizeof(struct verbs_context) == 648, "verbs_context");
+_Static_assert(offsetof(struct verbs_context, context) == 320, "verbs_context.context");
+#endif
+
+_Static_assert(sizeof(struct vhca_cmd_get_context) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_get_context),
+	       "get_context command");
+_Static_assert(sizeof(struct vhca_cmd_alloc_pd) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_alloc_pd),
+	       "alloc_pd command");
+_Static_assert(sizeof(struct vhca_cmd_query_port) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_query_port),
+	       "query_port command");
+
+#endif /* VHCA_VERBS_PRIVATE_H */

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libvhca: the rdma-core provider for vhca devices.
+ *
+ * It matches devices by their sysfs hca_type, opens a context and provides
+ * the verbs vhca implements.  Verbs it leaves out keep libibverbs' dummy
+ * operations, which fail with EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs-private.h"
+#include "vhca-abi.h"
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct vhca_device {
+	struct verbs_device vdev;
+};
+
+struct vhca_context {
+	struct verbs_context vctx;
+	uint32_t max_sge;
+};
+
+struct vhca_pd {
+	struct ibv_pd ibpd;
+	uint32_t pdn;
+};
+
+/* The kernel's get_context answer: core part, then vhca's. */
+struct vhca_get_context_resp {
+	struct ib_uverbs_get_context_resp_hdr {
+		__u32 async_fd;
+		__u32 num_comp_vectors;
+	} core;
+	struct vhca_alloc_ucontext_resp drv;
+};
+
+struct vhca_alloc_pd_resp_full {
+	__u32 pd_handle;
+	struct vhca_alloc_pd_resp drv;
+};
+
+static int vhca_query_device_ex(struct ibv_context *context,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr,
+				size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(context, input, attr, attr_size,
+				       &resp, &resp_size);
+	if (ret)
+		return ret;
+	fw = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw >> 32),
+		 (unsigned int)(fw >> 16) & 0xffff, (unsigned int)fw & 0xffff);
+	return 0;
+}
+
+static int vhca_query_port(struct ibv_context *context, uint8_t port,
+			   struct ibv_port_attr *attr)
+{
+	struct vhca_cmd_query_port cmd;
+
+	return ibv_cmd_query_port(context, port, attr, &cmd, sizeof(cmd));
+}
+
+static struct ibv_pd *vhca_alloc_pd(struct ibv_context *context)
+{
+	struct vhca_alloc_pd_resp_full resp = {};
+	struct vhca_cmd_alloc_pd cmd;
+	struct vhca_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_alloc_pd(context, &pd->ibpd, &cmd, sizeof(cmd),
+			       (struct ib_uverbs_alloc_pd_resp *)&resp,
+			       sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	pd->pdn = resp.drv.pdn;
+	return &pd->ibpd;
+}
+
+static int vhca_dealloc_pd(struct ibv_pd *ibpd)
+{
+	int ret = ibv_cmd_dealloc_pd(ibpd);
+
+	if (!ret)
+		free(container_of(ibpd, struct vhca_pd, ibpd));
+	return ret;
+}
+
+static void vhca_free_context(struct ibv_context *ibctx)
+{
+	struct vhca_context *ctx =
+		container_of(ibctx, struct vhca_context, vctx.context);
+
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops vhca_ctx_ops = {
+	.alloc_pd = vhca_alloc_pd,
+	.dealloc_pd = vhca_dealloc_pd,
+	.free_context = vhca_free_context,
+	.query_device_ex = vhca_query_device_ex,
+	.query_port = vhca_query_port,
+};
+
+static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd, void *private_data)
+{
+	struct vhca_get_context_resp resp = {};
+	struct vhca_cmd_get_context cmd;
+	struct vhca_context *ctx;
+	int ret;
+
+	(void)private_data;
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+			(struct verbs_context *)offsetof(struct vhca_context, vctx),
+			0 /* RDMA_DRIVER_UNKNOWN: vhca has no id */);
+	if (!ctx)
+		return NULL;
+
+	ret = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
+				  (struct ib_uverbs_get_context_resp *)&resp,
+				  sizeof(resp));
+	if (ret)
+		goto err;
+	/* A kernel with another ring header would corrupt every queue. */
+	if (resp.drv.ring_hdr_size != VHCA_RING_HDR_SIZE) {
+		ret = EPROTO;
+		goto err;
+	}
+	ctx->max_sge = resp.drv.max_sge;
+	verbs_set_ops(&ctx->vctx, &vhca_ctx_ops);
+	return &ctx->vctx;
+
+err:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+static bool vhca_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	char buf[32];
+	int len;
+
+	len = ibv_read_ibdev_sysfs_file(buf, sizeof(buf), sysfs_dev,
+					"hca_type");
+	if (len <= 0)
+		return false;
+	buf[strcspn(buf, "\n")] = '\0';
+	return strcmp(buf, VHCA_HCA_TYPE) == 0;
+}
+
+static struct verbs_device *vhca_device_alloc(struct verbs_sysfs_dev *sysfs)
+{
+	struct vhca_device *dev = calloc(1, sizeof(*dev));
+
+	(void)sysfs;
+	return dev ? &dev->vdev : NULL;
+}
+
+static void vhca_uninit_device(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct vhca_device, vdev));
+}
+
+static const struct verbs_device_ops vhca_dev_ops = {
+	.name = "vhca",
+	.match_min_abi_version = VHCA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = VHCA_UVERBS_ABI_VERSION,
+	.match_device = vhca_match_device,
+	.alloc_device = vhca_device_alloc,
+	.uninit_device = vhca_uninit_device,
+	.alloc_context = vhca_alloc_context,
+};
+
+static void __attribute__((constructor)) vhca_register(void)
+{
+	verbs_register_driver_34(&vhca_dev_ops);
+}
