@@ -15,9 +15,9 @@
 
 #define VHCA_PORT		1
 #define VHCA_GID_TBL_LEN	128
-#define VHCA_MAX_PD		(1 << 16)
-#define VHCA_MAX_QP_WR		(1 << 15)
-#define VHCA_MAX_CQE		(1 << 16)
+#define VHCA_MAX_PD		65536
+#define VHCA_MAX_QP_WR		32768	/* a power of two */
+#define VHCA_MAX_CQE		65536	/* a power of two */
 #define VHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
 
 struct vhca_dev {
@@ -71,7 +71,7 @@ void vhca_dev_list_del(struct vhca_dev *vdev);
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);
 void vhca_port_update(struct vhca_dev *vdev);
-u64 vhca_node_guid(const u8 *mac);
+__be64 vhca_node_guid(const u8 *mac);
 enum ib_mtu vhca_active_mtu(unsigned int netdev_mtu);
 
 /* vhca_net.c */

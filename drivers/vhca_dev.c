@@ -24,7 +24,7 @@
  *
  * Return: the GUID in network byte order, as ib_device.node_guid wants it.
  */
-u64 vhca_node_guid(const u8 *mac)
+__be64 vhca_node_guid(const u8 *mac)
 {
 	u8 eui[8];
 	__be64 guid;
@@ -33,7 +33,7 @@ u64 vhca_node_guid(const u8 *mac)
 	eui[3] = 'V';
 	eui[4] = 'H';
 	memcpy(&guid, eui, sizeof(guid));
-	return (__force u64)guid;
+	return guid;
 }
 
 /**

@@ -11,9 +11,11 @@
 # CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
 # virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
 # guest running its own CMD whose eth1 shares that link (VHCA_GUEST is "a" in
-# the first guest and "b" in the peer).  The run fails if the guest's dmesg
-# shows an Oops, BUG, WARNING, lockdep, KASAN or hung-task report, or if it
-# does not power off within the timeout.
+# the first guest and "b" in the peer).
+#
+# Exit status: 0 when every CMD succeeded; 1 when a CMD failed; 2 when a
+# guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN or hung-task
+# report, or a guest did not finish (hang, crash, timeout).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -133,7 +135,7 @@ start_guest() {
 
 bad='Oops|BUG:|WARNING:|Kernel panic|general protection|KASAN|UBSAN|lockdep|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace'
 
-# report NAME: print a guest's output; returns its status
+# report NAME: print a guest's output; returns 0, 1 (CMD failed) or 2
 report() {
 	local name=$1 out="$work/$1" rc
 	[ -z "$peer" ] || echo "----- guest $name -----"
@@ -143,14 +145,14 @@ report() {
 		echo "vhca-guest($name): no exit status (hung, crashed or timed out); console tail:"
 		tail -n 40 "$out/console" 2>/dev/null || true
 		tail -n 5 "$out/qemu.log" 2>/dev/null || true
-		return 1
+		return 2
 	fi
 	if cat "$out/dmesg" "$out/console" 2>/dev/null | grep -Eq "$bad"; then
 		echo "vhca-guest($name): kernel reported a problem:"
 		cat "$out/dmesg" "$out/console" 2>/dev/null | grep -E -B2 -A20 "$bad" | head -n 60
-		return 1
+		return 2
 	fi
-	return "$rc"
+	[ "$rc" = 0 ] || return 1
 }
 
 if [ "$nic2" = 1 ]; then
@@ -171,6 +173,8 @@ fi
 status=0
 for p in "${pids[@]}"; do wait "$p" || true; done
 pids=()
-report a || status=1
-if [ -n "$peer" ]; then report b || status=1; fi
+report a || status=$?
+if [ -n "$peer" ]; then
+	report b || { r=$?; [ "$r" -lt "$status" ] || status=$r; }
+fi
 exit "$status"

@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev kmod cpio xz-utils
 	sparse perl python3 git
-	qemu-system-x86 busybox-static iproute2 ethtool procps
+	qemu-system-x86 busybox-static iproute2 iputils-ping ethtool procps
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
 	ibverbs-utils rdmacm-utils perftest python3-pyverbs
 	linux-source-6.12

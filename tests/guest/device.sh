@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The vhca device in one guest: module autoload, rdma link add/show/del,
+# ibv_devices/ibv_devinfo through the provider, GIDs, P_Key, the sysfs
+# parent, the port following the netdev (admin state, carrier, MTU) with its
+# async events, netdev removal, two links, and rmmod with links present.
+. tests/guest/lib.sh
+
+ib=/sys/class/infiniband
+
+link() { rdma link show "$1/1" 2>/dev/null | sed 's/[[:space:]]*$//'; }
+link_state_is() { [ "$(link "$1")" = "link $1/1 state $2" ]; }
+field() {
+	ibv_devinfo -v -d "$1" 2>/dev/null |
+		sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -n 1
+}
+gid_index() {
+	grep -slx "$2" "$ib/$1"/ports/1/gids/* 2>/dev/null | head -n 1 | xargs -r basename
+}
+has_gid() { [ -n "$(gid_index "$1" "$2")" ]; }
+no_gid() { ! has_gid "$1" "$2"; }
+gone() { [ ! -e "$ib/$1" ]; }
+
+ip link set eth0 up
+wait_for 10 grep -q 1 /sys/class/net/eth0/carrier
+
+# --- loading --------------------------------------------------------------
+check "vhca is not loaded before first use" bash -c '! grep -q "^vhca " /proc/modules'
+check "rdma link add loads vhca through its rdma-link alias" \
+	rdma link add vhca0 type vhca netdev eth0
+check "the loaded module is the freshly built one (depmod'ed updates/)" \
+	bash -c 'grep -q "^vhca " /proc/modules && modinfo -n vhca | grep -q /updates/vhca.ko'
+check_eq "rdma link show" "$(link vhca0)" \
+	"link vhca0/1 state ACTIVE physical_state LINK_UP netdev eth0"
+
+# --- through libibverbs and the provider -----------------------------------
+check_eq "ibv_devices and ibv_devinfo -v print no libibverbs warning" \
+	"$(ibv_devices 2>&1 >/dev/null; ibv_devinfo -v 2>&1 >/dev/null)" ""
+check "ibv_devices lists vhca0 with its node GUID" \
+	bash -c "ibv_devices | grep -qE '^[[:space:]]+vhca0[[:space:]]+$(sed 's/://g' $ib/vhca0/node_guid)\$'"
+check_eq "hca_id" "$(ibv_devinfo -d vhca0 | sed -n 's/^hca_id:[[:space:]]*//p')" vhca0
+check_eq "transport" "$(field vhca0 transport)" "InfiniBand (0)"
+check_eq "link_layer" "$(field vhca0 link_layer)" Ethernet
+check_eq "port state" "$(field vhca0 state)" "PORT_ACTIVE (4)"
+check_eq "phys_state" "$(field vhca0 phys_state)" "LINK_UP (5)"
+check_eq "max_mtu" "$(field vhca0 max_mtu)" "4096 (5)"
+check_eq "active_mtu at netdev MTU 1500" "$(field vhca0 active_mtu)" "1024 (3)"
+check_eq "sys_image_guid is the node GUID" \
+	"$(field vhca0 sys_image_guid)" "$(field vhca0 node_guid)"
+check_eq "pkey_tbl_len" "$(field vhca0 pkey_tbl_len)" 1
+check_eq "P_Key 0xffff at index 0" "$(cat $ib/vhca0/ports/1/pkeys/0)" 0xffff
+uverbs_abi() {
+	local d
+	for d in /sys/class/infiniband_verbs/uverbs*; do
+		[ "$(cat "$d/ibdev")" = "$1" ] && cat "$d/abi_version"
+	done
+}
+check_eq "uverbs ABI version" "$(uverbs_abi vhca0)" 22088
+check_eq "hca_type (what the provider matches on)" "$(cat $ib/vhca0/hca_type)" vhca
+check "the device's parent owns the netdev (device/net/eth0)" \
+	test -d $ib/vhca0/device/net/eth0
+build/tests/verbs_basic vhca0 >/tmp/verbs.tap 2>&1
+verbs_rc=$?
+tap_import verbs </tmp/verbs.tap
+check_eq "verbs_basic exit status" "$verbs_rc" 0
+
+# --- GIDs from the netdev's addresses ---------------------------------------
+ip addr add 10.76.0.1/24 dev eth0
+ip -6 addr add fd76::1/64 dev eth0 nodad
+v4=0000:0000:0000:0000:0000:ffff:0a4c:0001
+v6=fd76:0000:0000:0000:0000:0000:0000:0001
+check "IPv4 address appears as a GID" wait_for 10 has_gid vhca0 $v4
+check "IPv6 address appears as a GID" wait_for 10 has_gid vhca0 $v6
+check_eq "IPv4 GID is RoCE v2" \
+	"$(cat $ib/vhca0/ports/1/gid_attrs/types/"$(gid_index vhca0 $v4)" 2>&1)" "RoCE v2"
+check_eq "IPv4 GID names its netdev" \
+	"$(cat $ib/vhca0/ports/1/gid_attrs/ndevs/"$(gid_index vhca0 $v4)" 2>&1)" eth0
+ip addr del 10.76.0.1/24 dev eth0
+check "removing the address removes its GID" wait_for 10 no_gid vhca0 $v4
+check "the IPv6 GID stays" has_gid vhca0 $v6
+
+# --- node GUID next to rxe on the same netdev -------------------------------
+if modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0; then
+	check "node GUID differs from rxe's on the same netdev" \
+		test "$(cat $ib/vhca0/node_guid)" != "$(cat $ib/rxe0/node_guid)"
+	check_eq "no libibverbs warning with rxe0 beside vhca0" \
+		"$(ibv_devinfo -l 2>&1 >/dev/null)" ""
+	rdma link del rxe0
+	rmmod rdma_rxe
+else
+	fail "rxe0 on eth0, for the node GUID comparison"
+fi
+
+# --- the port follows the netdev, with async events ------------------------
+ibv_asyncwatch -d vhca0 >/tmp/async.log 2>&1 &
+watch=$!
+sleep 1
+check "rmmod vhca refuses while a user context is open" bash -c '! rmmod vhca'
+check "vhca0 still works after the refused rmmod" link_state_is vhca0 "ACTIVE physical_state LINK_UP netdev eth0"
+ip link set eth0 down
+check "admin down: DOWN, DISABLED" wait_for 5 link_state_is vhca0 "DOWN physical_state DISABLED netdev eth0"
+ip link set eth0 up
+check "admin up: ACTIVE, LINK_UP" wait_for 10 link_state_is vhca0 "ACTIVE physical_state LINK_UP netdev eth0"
+sleep 1
+kill $watch
+wait $watch 2>/dev/null
+check "IBV_EVENT_PORT_ERR delivered" grep -q PORT_ERR /tmp/async.log
+check "IBV_EVENT_PORT_ACTIVE delivered" grep -q PORT_ACTIVE /tmp/async.log
+
+# --- a second link, carrier and MTU on a veth -------------------------------
+ip link add veth0 type veth peer name veth1
+ip link set veth0 up
+ip link set veth1 up
+check "second link on another netdev" rdma link add vhca1 type vhca netdev veth0
+check_eq "both links listed" "$(rdma link show | sed 's/[[:space:]]*$//' | sort)" \
+	"link vhca0/1 state ACTIVE physical_state LINK_UP netdev eth0
+link vhca1/1 state ACTIVE physical_state LINK_UP netdev veth0"
+check "node GUIDs of the two links differ" \
+	test "$(cat $ib/vhca0/node_guid)" != "$(cat $ib/vhca1/node_guid)"
+check "a second vhca on eth0 is refused" \
+	bash -c '! rdma link add vhca9 type vhca netdev eth0'
+check "the refused link left nothing behind" gone vhca9
+check "a non-Ethernet netdev (lo) is refused" \
+	bash -c '! rdma link add vhcalo type vhca netdev lo'
+check "a missing netdev is refused" \
+	bash -c '! rdma link add vhcax type vhca netdev nosuchdev'
+ip link set veth1 down
+check "peer down (no carrier): DOWN, POLLING" \
+	wait_for 5 link_state_is vhca1 "DOWN physical_state POLLING netdev veth0"
+ip link set veth1 up
+check "carrier back: ACTIVE" \
+	wait_for 10 link_state_is vhca1 "ACTIVE physical_state LINK_UP netdev veth0"
+ip link set veth0 mtu 9000
+check_eq "active_mtu at netdev MTU 9000" "$(field vhca1 active_mtu)" "4096 (5)"
+ip link set veth0 mtu 4096
+check_eq "active_mtu at netdev MTU 4096 (headers do not fit 4096)" \
+	"$(field vhca1 active_mtu)" "2048 (4)"
+ip link set veth0 mtu 300
+check "an MTU too small for RoCE takes the port DOWN" \
+	wait_for 5 link_state_is vhca1 "DOWN physical_state POLLING netdev veth0"
+ip link set veth0 mtu 1500
+check "MTU 1500 again: ACTIVE" \
+	wait_for 5 link_state_is vhca1 "ACTIVE physical_state LINK_UP netdev veth0"
+check_eq "active_mtu back to 1024" "$(field vhca1 active_mtu)" "1024 (3)"
+
+# --- netdev removal, link del, rmmod with links ----------------------------
+ip link del veth0
+check "deleting the netdev unregisters its device" wait_for 10 gone vhca1
+check "vhca0 is unaffected" link_state_is vhca0 "ACTIVE physical_state LINK_UP netdev eth0"
+check "rdma link del vhca0" rdma link del vhca0
+check "vhca0 is gone" gone vhca0
+check "the name can be used again" rdma link add vhca0 type vhca netdev eth0
+ip link add veth2 type veth peer name veth3
+ip link set veth2 up
+ip link set veth3 up
+check "a link on veth2 too" rdma link add vhca2 type vhca netdev veth2
+check "rmmod vhca with two links present" rmmod vhca
+check "no device left" bash -c "[ -z \"\$(ls $ib)\" ]"
+check_eq "rdma link show is empty" "$(rdma link show)" ""
+check "modprobe vhca and add a link again" \
+	bash -c 'modprobe vhca && rdma link add vhca0 type vhca netdev eth0'
+check "ACTIVE after reload" link_state_is vhca0 "ACTIVE physical_state LINK_UP netdev eth0"
+rdma link del vhca0
+rmmod vhca
+
+tap_done

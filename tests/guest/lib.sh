@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# TAP helpers for guest tests: each check prints "ok N - what" or
+# "not ok N - what" with the failing output as "#" lines.
+
+tap_n=0
+tap_failed=0
+
+pass() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $*"
+}
+
+fail() {
+	tap_n=$((tap_n + 1))
+	tap_failed=$((tap_failed + 1))
+	echo "not ok $tap_n - $*"
+}
+
+# check WHAT CMD...: passes when CMD succeeds
+check() {
+	local what=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		pass "$what"
+	else
+		fail "$what"
+		printf '%s\n' "$out" | tail -n 20 | sed 's/^/#   /'
+	fi
+}
+
+# check_eq WHAT GOT WANT
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1"
+		printf '#   got:  %s\n#   want: %s\n' "$2" "$3"
+	fi
+}
+
+# wait_for SECONDS CMD...: poll until CMD succeeds
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+# tap_import PREFIX: renumber another program's TAP (stdin) into ours
+tap_import() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) pass "$1: ${line#ok * - }" ;;
+		"not ok "*) fail "$1: ${line#not ok * - }" ;;
+		"1.."*) ;;
+		*) echo "#   $line" ;;
+		esac
+	done
+}
+
+tap_done() {
+	echo "1..$tap_n"
+	[ "$tap_failed" = 0 ]
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The whole test suite: set-up, build, lint (W=1, sparse, checkpatch), host
+# tests, KUnit under UML, the guest harness's self-test, the device tests in
+# a guest, and the two-guest link test.  Ends with "N passed, N failed".
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+cd "$VHCA_ROOT"
+
+bash tools/setup.sh || die "set-up failed"
+make -s all || die "build failed"
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/vhca-test.XXXXXX")
+passed=0
+failed=0
+
+# check NAME CMD...: one test that passes when CMD succeeds
+check() {
+	local name=$1
+	shift
+	if "$@" >"$logs/$name.log" 2>&1; then
+		echo "ok - $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $name"
+		sed 's/^/#   /' "$logs/$name.log" | tail -n 40
+		failed=$((failed + 1))
+	fi
+}
+
+# tap NAME CMD...: a suite printing TAP; each "ok"/"not ok" line counts,
+# and a non-zero status with no failing line counts as one failure.
+tap() {
+	local name=$1 rc p f
+	shift
+	echo "# $name"
+	"$@" 2>&1 | tee "$logs/$name.log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -cE '^ok ' "$logs/$name.log")
+	f=$(grep -cE '^not ok ' "$logs/$name.log")
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - $name exited with status $rc"
+		f=1
+	fi
+	if [ "$p" = 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - $name ran no test"
+		f=1
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+echo "# lint"
+check "W=1 -Werror build" make -s lint-build
+check "sparse C=2" make -s lint-sparse
+check "checkpatch --strict" make -s lint-checkpatch
+
+tap host bash tests/host/run.sh
+
+echo "# kunit"
+bash kunit/run.sh 2>&1 | tee "$logs/kunit.log"
+kp=$(sed -n 's/^kunit: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$logs/kunit.log")
+kf=$(sed -n 's/^kunit: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$logs/kunit.log")
+passed=$((passed + ${kp:-0}))
+failed=$((failed + ${kf:-1}))
+
+tap harness bash tests/harness.sh
+tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
+tap guest-twohost tools/guest.sh --peer 'bash tests/guest/twohost.sh' \
+	'bash tests/guest/twohost.sh'
+
+rm -rf "$logs"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
