@@ -31,7 +31,7 @@ GUEST_TESTS := $(patsubst tests/guest/%.c,$(B)/tests/%,$(wildcard tests/guest/*.
 HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))
 
 .PHONY: all module provider tests lint lint-build lint-sparse lint-checkpatch \
-	install clean
+	lint-kerneldoc install clean
 all: module provider tests
 
 tests: $(GUEST_TESTS) $(HOST_TESTS)
@@ -61,7 +61,7 @@ $(B)/vhca.driver:
 
 # Every kernel warning is an error here; the default build shows them too.
 # kbuild rebuilds objects whose flags changed, so no clean is needed.
-lint: lint-build lint-sparse lint-checkpatch
+lint: lint-build lint-sparse lint-checkpatch lint-kerneldoc
 
 lint-build:
 	$(KMAKE) KCFLAGS=-Werror modules
@@ -70,12 +70,19 @@ lint-sparse:
 	$(KMAKE) C=2 CF="-Wsparse-error" modules
 
 lint-checkpatch:
-	perl $(KSRC)/scripts/checkpatch.pl --strict --no-tree --show-types \
+	perl $(KSRC)/scripts/checkpatch.pl -q --strict --no-tree --show-types \
 		--no-summary --ignore FILE_PATH_CHANGES -f $(KERNEL_FILES)
 
+lint-kerneldoc:
+	perl $(KSRC)/scripts/kernel-doc -none -Wall -Werror \
+		$(filter-out Kconfig,$(KERNEL_FILES))
+
 install: all
+	# Debian's signing key stays with Debian: install the module unsigned.
 	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_VHCA=m \
-		INSTALL_MOD_DIR=updates modules_install
+		CONFIG_MODULE_SIG_ALL= INSTALL_MOD_DIR=updates modules_install
+	# Debian's headers carry no System.map, so kbuild skips depmod.
+	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
 	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so
 	install -D -m 0644 $(B)/vhca.driver $(DESTDIR)/etc/libibverbs.d/vhca.driver
 

@@ -164,6 +164,17 @@ static void vhca_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * Having this lets the device go away (link del, netdev removal, rmmod)
+ * while processes hold it open: the core destroys their objects, zaps the
+ * mappings it tracks, reports IB_EVENT_DEVICE_FATAL and fails their later
+ * calls with EIO.  Without it, unregistration waits for every process to
+ * close the device.  vhca keeps no per-context state beyond its objects.
+ */
+static void vhca_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 static ssize_t hca_type_show(struct device *device,
 			     struct device_attribute *attr, char *buf)
 {
@@ -203,6 +214,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.dealloc_driver = vhca_dealloc_driver,
 	.dealloc_ucontext = vhca_dealloc_ucontext,
 	.device_group = &vhca_attr_group,
+	.disassociate_ucontext = vhca_disassociate_ucontext,
 	.get_link_layer = vhca_get_link_layer,
 	.get_port_immutable = vhca_get_port_immutable,
 	.query_device = vhca_query_device,

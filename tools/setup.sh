@@ -63,7 +63,8 @@ kdir="$VHCA_CACHE/kernel/$kver"
 if [ ! -f "$kdir/vmlinuz" ]; then
 	log "unpacking linux-image-$kver-unsigned into $kdir"
 	tmp=$(mktemp -d)
-	chmod 755 "$tmp"	# apt's _apt user downloads into it
+	# apt downloads as its _apt user when it can write the folder
+	chown _apt "$tmp" 2>/dev/null || true
 	(cd "$tmp" && apt-get download -qq "linux-image-$kver-unsigned")
 	rm -rf "$kdir.tmp"
 	mkdir -p "$kdir.tmp"

@@ -57,6 +57,7 @@ echo "# lint"
 check "W=1 -Werror build" make -s lint-build
 check "sparse C=2" make -s lint-sparse
 check "checkpatch --strict" make -s lint-checkpatch
+check "kernel-doc -Wall" make -s lint-kerneldoc
 
 tap host bash tests/host/run.sh
 

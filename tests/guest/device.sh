@@ -22,6 +22,17 @@ has_gid() { [ -n "$(gid_index "$1" "$2")" ]; }
 no_gid() { ! has_gid "$1" "$2"; }
 gone() { [ ! -e "$ib/$1" ]; }
 
+# watch_events DEV LOG: hold DEV open and log its async events until unwatch
+watch_events() {
+	ibv_asyncwatch -d "$1" >"$2" 2>&1 &
+	watcher=$!
+	sleep 1	# let it open the device before anything happens
+}
+unwatch() {
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
+}
+
 ip link set eth0 up
 wait_for 10 grep -q 1 /sys/class/net/eth0/carrier
 
@@ -93,20 +104,23 @@ else
 fi
 
 # --- the port follows the netdev, with async events ------------------------
-ibv_asyncwatch -d vhca0 >/tmp/async.log 2>&1 &
-watch=$!
-sleep 1
-check "rmmod vhca refuses while a user context is open" bash -c '! rmmod vhca'
-check "vhca0 still works after the refused rmmod" link_state_is vhca0 "ACTIVE physical_state LINK_UP netdev eth0"
+watch_events vhca0 /tmp/async.log
 ip link set eth0 down
 check "admin down: DOWN, DISABLED" wait_for 5 link_state_is vhca0 "DOWN physical_state DISABLED netdev eth0"
 ip link set eth0 up
 check "admin up: ACTIVE, LINK_UP" wait_for 10 link_state_is vhca0 "ACTIVE physical_state LINK_UP netdev eth0"
 sleep 1
-kill $watch
-wait $watch 2>/dev/null
 check "IBV_EVENT_PORT_ERR delivered" grep -q PORT_ERR /tmp/async.log
 check "IBV_EVENT_PORT_ACTIVE delivered" grep -q PORT_ACTIVE /tmp/async.log
+
+# --- the device goes away while a process holds it open --------------------
+check "rdma link del completes while a process has the device open" \
+	timeout 20 rdma link del vhca0
+check "that process is told: IBV_EVENT_DEVICE_FATAL" \
+	wait_for 5 grep -q DEVICE_FATAL /tmp/async.log
+unwatch
+check "vhca0 is gone" gone vhca0
+check "and can be added again" rdma link add vhca0 type vhca netdev eth0
 
 # --- a second link, carrier and MTU on a veth -------------------------------
 ip link add veth0 type veth peer name veth1
@@ -121,6 +135,10 @@ check "node GUIDs of the two links differ" \
 check "a second vhca on eth0 is refused" \
 	bash -c '! rdma link add vhca9 type vhca netdev eth0'
 check "the refused link left nothing behind" gone vhca9
+check "a taken device name is refused" \
+	bash -c '! rdma link add vhca0 type vhca netdev veth1'
+check "veth1 stays free for a link of its own" \
+	bash -c 'rdma link add vhca8 type vhca netdev veth1 && rdma link del vhca8' 
 check "a non-Ethernet netdev (lo) is refused" \
 	bash -c '! rdma link add vhcalo type vhca netdev lo'
 check "a missing netdev is refused" \
@@ -155,7 +173,11 @@ ip link add veth2 type veth peer name veth3
 ip link set veth2 up
 ip link set veth3 up
 check "a link on veth2 too" rdma link add vhca2 type vhca netdev veth2
-check "rmmod vhca with two links present" rmmod vhca
+watch_events vhca2 /tmp/async2.log
+check "rmmod vhca with two links present and one in use" timeout 30 rmmod vhca
+check "the user of vhca2 is told: IBV_EVENT_DEVICE_FATAL" \
+	wait_for 5 grep -q DEVICE_FATAL /tmp/async2.log
+unwatch
 check "no device left" bash -c "[ -z \"\$(ls $ib)\" ]"
 check_eq "rdma link show is empty" "$(rdma link show)" ""
 check "modprobe vhca and add a link again" \

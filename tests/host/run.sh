@@ -21,4 +21,13 @@ check "it registers itself from a constructor" \
 	bash -c "objdump -T $so | grep -q verbs_register_driver_34 && readelf -S $so | grep -q init_array"
 check "libibverbs loads it (dlopen resolves every symbol)" \
 	python3 -c "import ctypes; ctypes.CDLL('libibverbs.so.1', mode=ctypes.RTLD_GLOBAL); ctypes.CDLL('$so')"
+inst=$(mktemp -d)
+installed() {
+	make -s install DESTDIR="$inst" INSTALL_MOD_PATH="$inst" &&
+	ls "$inst"/lib/modules/*/updates/vhca.ko* &&
+	test -f "$inst/usr/lib/$(gcc -print-multiarch)/libibverbs/libvhca-rdmav34.so" &&
+	grep -qx "driver vhca" "$inst/etc/libibverbs.d/vhca.driver"
+}
+check "make install places module, provider and driver file" installed
+rm -rf "$inst"
 tap_done
