@@ -11,19 +11,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../tools/lib.sh"
 
-src_tar=/usr/src/linux-source-6.12.tar.xz
-[ -f "$src_tar" ] || die "$src_tar missing: run tools/setup.sh"
 base="$VHCA_CACHE/kunit"
 ksrc="$base/linux-source-6.12"
 build="$base/build"
-
-if [ ! -f "$ksrc/.vhca-unpacked" ] || [ "$src_tar" -nt "$ksrc/.vhca-unpacked" ]; then
-	log "unpacking $src_tar"
-	rm -rf "$ksrc" "$build"
-	mkdir -p "$base"
-	tar -C "$base" -xf "$src_tar"
-	touch "$ksrc/.vhca-unpacked"
-fi
+[ -f "$ksrc/.vhca-unpacked" ] || die "$ksrc missing: run tools/setup.sh"
 
 # vhca's sources go into the tree as a copy (a symlink would let the
 # out-of-tree objects in the clone leak into the UML link through VPATH).

@@ -23,6 +23,13 @@ PKGS=(
 stamp="$VHCA_CACHE/setup.stamp"
 want=$(printf '%s\n' "${PKGS[@]}" | sha256sum | cut -c1-16)
 
+# linux-source-6.12 unpacked: the KUnit build and checkpatch/kernel-doc use it.
+ksrc="$VHCA_CACHE/kunit/linux-source-6.12"
+src_tar=/usr/src/linux-source-6.12.tar.xz
+src_ok() {
+	[ -f "$ksrc/.vhca-unpacked" ] && [ ! "$src_tar" -nt "$ksrc/.vhca-unpacked" ]
+}
+
 kver_ok() {
 	local k
 	k=$(cat "$VHCA_CACHE/kver" 2>/dev/null) || return 1
@@ -31,7 +38,7 @@ kver_ok() {
 		[ -d "$VHCA_CACHE/kernel/$k/lib/modules/$k" ]
 }
 
-if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && kver_ok; then
+if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && kver_ok && src_ok; then
 	exit 0
 fi
 
@@ -75,6 +82,15 @@ if [ ! -f "$kdir/vmlinuz" ]; then
 	cp "$kdir.tmp/boot/vmlinuz-$kver" "$kdir.tmp/vmlinuz"
 	rm -rf "$kdir"
 	mv "$kdir.tmp" "$kdir"
+fi
+
+if ! src_ok; then
+	log "unpacking $src_tar"
+	# A new source tree invalidates the UML build made from the old one.
+	rm -rf "$ksrc" "$VHCA_CACHE/kunit/build"
+	mkdir -p "$VHCA_CACHE/kunit"
+	tar -C "$VHCA_CACHE/kunit" -xf "$src_tar"
+	touch "$ksrc/.vhca-unpacked"
 fi
 
 echo "$kver" >"$VHCA_CACHE/kver"
