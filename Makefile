@@ -29,12 +29,17 @@ KERNEL_FILES := $(wildcard drivers/*.[ch] kunit/*.c) uapi/vhca-abi.h Kconfig
 TEST_CFLAGS := $(CFLAGS_USER) -std=gnu11 -Wall -Wextra -Werror
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(B)/tests/%,$(wildcard tests/guest/*.c))
 HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))
+BENCH := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 
 .PHONY: all module provider tests lint lint-build lint-sparse lint-checkpatch \
 	lint-kerneldoc install clean
 all: module provider tests
 
-tests: $(GUEST_TESTS) $(HOST_TESTS)
+tests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH)
+
+$(B)/bench/%: bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
 
 $(B)/tests/%: tests/guest/%.c
 	@mkdir -p $(@D)
