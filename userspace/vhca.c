@@ -186,10 +186,20 @@ static void vhca_uninit_device(struct verbs_device *vdev)
 	free(container_of(vdev, struct vhca_device, vdev));
 }
 
+/*
+ * No entry can match a vhca device (see vhca_match_device), but the table
+ * must exist: when a device with a driver id (rxe, mlx5, ...) is matched,
+ * libibverbs 44 walks every provider's table without checking for NULL.
+ */
+static const struct verbs_match_ent vhca_match_table[] = {
+	{}
+};
+
 static const struct verbs_device_ops vhca_dev_ops = {
 	.name = "vhca",
 	.match_min_abi_version = VHCA_UVERBS_ABI_VERSION,
 	.match_max_abi_version = VHCA_UVERBS_ABI_VERSION,
+	.match_table = vhca_match_table,
 	.match_device = vhca_match_device,
 	.alloc_device = vhca_device_alloc,
 	.uninit_device = vhca_uninit_device,

@@ -91,16 +91,35 @@ ip addr del 10.76.0.1/24 dev eth0
 check "removing the address removes its GID" wait_for 10 no_gid vhca0 $v4
 check "the IPv6 GID stays" has_gid vhca0 $v6
 
-# --- node GUID next to rxe on the same netdev -------------------------------
+# --- beside rxe on the same netdev -----------------------------------------
+# A provider must not break other devices: libibverbs consults every
+# provider when it matches any device.
+pingpong() {
+	ibv_rc_pingpong -d "$1" -g "$2" -n 20 >/tmp/pp-server.log 2>&1 &
+	local srv=$! rc
+	sleep 1
+	timeout 60 ibv_rc_pingpong -d "$1" -g "$2" -n 20 127.0.0.1 || return 1
+	wait $srv
+}
 if modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0; then
 	check "node GUID differs from rxe's on the same netdev" \
 		test "$(cat $ib/vhca0/node_guid)" != "$(cat $ib/rxe0/node_guid)"
-	check_eq "no libibverbs warning with rxe0 beside vhca0" \
-		"$(ibv_devinfo -l 2>&1 >/dev/null)" ""
+	check_eq "ibv_devices succeeds and lists both, with no warning" \
+		"$(ibv_devices 2>&1 | awk 'NR > 2 { print $1 }' | sort | tr '\n' ' '; echo "rc=${PIPESTATUS[0]}")" \
+		"rxe0 vhca0 rc=0"
+	rdma link del vhca0
+	check_eq "with rxe0 alone, ibv_devices succeeds" \
+		"$(ibv_devices 2>&1 | awk 'NR > 2 { print $1 }'; echo "rc=${PIPESTATUS[0]}")" \
+		"rxe0
+rc=0"
+	check "ibv_rc_pingpong on rxe0 works with vhca's provider installed" \
+		pingpong rxe0 1
 	rdma link del rxe0
 	rmmod rdma_rxe
+	rdma link add vhca0 type vhca netdev eth0
+	wait_for 10 has_gid vhca0 $v6
 else
-	fail "rxe0 on eth0, for the node GUID comparison"
+	fail "rxe0 on eth0, for the tests beside rxe"
 fi
 
 # --- the port follows the netdev, with async events ------------------------
