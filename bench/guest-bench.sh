@@ -44,7 +44,7 @@ measure() {
 		v=$(pair "ib_${t}_bw" -d "$dev" -x "$g" -D "$D" -s 65536 | awk '$1 == 65536 { print $4 }')
 		result "$dev" "${t}_bw_MBps" "$v"
 	done
-	v=$(pair ib_send_bw -d "$dev" -x "$g" -D "$D" -s 65536 --use_srq | awk '$1 == 65536 { print $4 }')
+	v=$(pair ib_send_bw -d "$dev" -x "$g" -D "$D" -s 65536 --use-srq | awk '$1 == 65536 { print $4 }')
 	result "$dev" send_bw_srq_MBps "$v"
 	v=$(pair ib_send_bw -d "$dev" -x "$g" -D "$D" -s 64 | awk '$1 == 64 { print $5 }')
 	result "$dev" send_64B_Mpps "$v"
