@@ -41,7 +41,7 @@ $(B)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
-$(B)/tests/%: tests/guest/%.c
+$(B)/tests/%: tests/guest/%.c tests/guest/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
 
@@ -58,7 +58,7 @@ provider: $(PROVIDER) $(B)/vhca.driver
 $(PROVIDER): $(PROV_SRCS) $(PROV_HDRS) userspace/provider.map
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS_PROV) -shared -o $@ $(PROV_SRCS) \
-		-Wl,--version-script=userspace/provider.map -Wl,-z,defs -libverbs
+		-Wl,--version-script=userspace/provider.map -Wl,-z,defs -libverbs -lpthread
 
 $(B)/vhca.driver:
 	@mkdir -p $(B)

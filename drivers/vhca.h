@@ -16,6 +16,8 @@
 #define VHCA_PORT		1
 #define VHCA_GID_TBL_LEN	128
 #define VHCA_MAX_PD		65536
+#define VHCA_MAX_CQ		65536
+#define VHCA_MAX_SRQ		65536
 #define VHCA_MAX_QP_WR		32768	/* a power of two */
 #define VHCA_MAX_CQE		65536	/* a power of two */
 #define VHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
@@ -33,6 +35,16 @@ struct vhca_dev {
 	enum ib_mtu active_mtu;
 
 	struct ida pd_ida;
+	struct ida cq_ida;
+	struct ida srq_ida;
+};
+
+/* Queue geometry; the kernel's copy is the only one it trusts. */
+struct vhca_qgeom {
+	u32 log2_slots;
+	u32 log2_stride;
+	u32 max_wr;	/* what the verbs report back: >= what was asked */
+	u32 max_sge;
 };
 
 struct vhca_ucontext {
@@ -44,11 +56,45 @@ struct vhca_pd {
 	u32 pdn;
 };
 
-/* Placeholders until the objects get their rings; see vhca_verbs.c. */
-struct vhca_cq {
-	struct ib_cq ibcq;
+/**
+ * struct vhca_umap - a ring's memory, mapped into one user context
+ * @rdma: the core's mmap entry; its offset is the key userspace maps
+ * @buf: vmalloc_user memory, freed with the entry (vhca_mmap_free), so that
+ *	a racing mmap() can never map memory already given back
+ */
+struct vhca_umap {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
 };
 
+/**
+ * struct vhca_uring - a ring shared with userspace
+ * @g: the geometry, the kernel's own copy: never read back from the ring
+ * @hdr: the shared header (userspace writes it too)
+ * @bytes: mapping size
+ * @umap: the memory and its mmap entry
+ */
+struct vhca_uring {
+	struct vhca_qgeom g;
+	struct vhca_ring_hdr *hdr;
+	size_t bytes;
+	struct vhca_umap *umap;
+};
+
+struct vhca_cq {
+	struct ib_cq ibcq;
+	struct vhca_uring ring;
+	u32 cqn;
+};
+
+struct vhca_srq {
+	struct ib_srq ibsrq;
+	struct vhca_uring ring;
+	u32 srqn;
+	u32 limit;	/* armed when non-zero; one-shot */
+};
+
+/* Placeholder until QPs get their rings. */
 struct vhca_qp {
 	struct ib_qp ibqp;
 };
@@ -61,6 +107,16 @@ static inline struct vhca_dev *to_vdev(struct ib_device *ibdev)
 static inline struct vhca_pd *to_vpd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct vhca_pd, ibpd);
+}
+
+static inline struct vhca_cq *to_vcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct vhca_cq, ibcq);
+}
+
+static inline struct vhca_srq *to_vsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct vhca_srq, ibsrq);
 }
 
 /* vhca_main.c */
@@ -81,17 +137,16 @@ void vhca_net_exit(void);
 /* vhca_verbs.c */
 extern const struct ib_device_ops vhca_verbs_ops;
 
-/* vhca_ring.c: queue geometry */
-struct vhca_qgeom {
-	u32 log2_slots;
-	u32 log2_stride;
-	u32 max_wr;	/* what the verbs report back: >= what was asked */
-	u32 max_sge;
-};
-
+/* vhca_ring.c */
 int vhca_rq_geometry(u32 max_wr, u32 max_sge, u32 max_wr_limit,
 		     struct vhca_qgeom *g);
 int vhca_cq_geometry(u32 cqe, struct vhca_qgeom *g);
 size_t vhca_ring_bytes(const struct vhca_qgeom *g);
+int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,
+		      const struct vhca_qgeom *g);
+void vhca_uring_destroy(struct vhca_uring *r);
+u64 vhca_uring_key(const struct vhca_uring *r);
+int vhca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void vhca_mmap_free(struct rdma_user_mmap_entry *entry);
 
 #endif /* VHCA_H */

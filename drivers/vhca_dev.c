@@ -202,6 +202,8 @@ static void vhca_dealloc_driver(struct ib_device *ibdev)
 	vhca_dev_list_del(vdev);
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
 	ida_destroy(&vdev->pd_ida);
+	ida_destroy(&vdev->cq_ida);
+	ida_destroy(&vdev->srq_ida);
 	mutex_destroy(&vdev->port_lock);
 }
 
@@ -226,8 +228,8 @@ static const struct ib_device_ops vhca_dev_ops = {
 
 /*
  * Limits the ring geometry enforces.  Object counts stay 0 for objects the
- * driver cannot create yet, so the attributes never promise more than the
- * device does.
+ * driver cannot create yet (QPs, MRs), so the attributes never promise
+ * more than the device does.
  */
 static void vhca_init_attrs(struct vhca_dev *vdev)
 {
@@ -240,6 +242,8 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			      IB_DEVICE_SYS_IMAGE_GUID;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_pd = VHCA_MAX_PD;
+	a->max_cq = VHCA_MAX_CQ;
+	a->max_srq = VHCA_MAX_SRQ;
 	a->max_qp_wr = VHCA_MAX_QP_WR;
 	a->max_send_sge = VHCA_MAX_SGE;
 	a->max_recv_sge = VHCA_MAX_SGE;
@@ -289,6 +293,8 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	INIT_LIST_HEAD(&vdev->list);
 	mutex_init(&vdev->port_lock);
 	ida_init(&vdev->pd_ida);
+	ida_init(&vdev->cq_ida);
+	ida_init(&vdev->srq_ida);
 	vdev->port_state = IB_PORT_DOWN;
 	vdev->active_mtu = IB_MTU_256;
 	vdev->ndev = ndev;

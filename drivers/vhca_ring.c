@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Queue geometry: how many slots of which stride a ring gets for the sizes a
- * verb asks for, and what is reported back.  Shared by QPs, SRQs and CQs.
+ * Rings: how many slots of which stride a ring gets for the sizes a verb
+ * asks for and what is reported back, and the memory of rings shared with
+ * userspace.  Shared by QPs, SRQs and CQs.
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "vhca.h"
 
@@ -70,4 +73,97 @@ size_t vhca_ring_bytes(const struct vhca_qgeom *g)
 {
 	return PAGE_ALIGN(VHCA_RING_HDR_SIZE +
 			  ((size_t)1 << (g->log2_slots + g->log2_stride)));
+}
+
+/**
+ * vhca_uring_create() - allocate a ring and offer it to a user context
+ * @r: the ring to fill in
+ * @uctx: the context that may map it
+ * @g: its geometry
+ *
+ * The memory is zeroed, so both indices start at 0.  Userspace maps it
+ * with the key vhca_uring_key() returns.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,
+		      const struct vhca_qgeom *g)
+{
+	size_t bytes = vhca_ring_bytes(g);
+	struct vhca_umap *m;
+	int err;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->buf = vmalloc_user(bytes);
+	if (!m->buf) {
+		kfree(m);
+		return -ENOMEM;
+	}
+	err = rdma_user_mmap_entry_insert(uctx, &m->rdma, bytes);
+	if (err) {
+		vfree(m->buf);
+		kfree(m);
+		return err;
+	}
+	r->g = *g;
+	r->hdr = m->buf;
+	r->bytes = bytes;
+	r->umap = m;
+	return 0;
+}
+
+/*
+ * Withdraw the ring from its context.  The memory goes when the last
+ * reference to the entry does; pages a process still has mapped stay
+ * alive until it unmaps them, but nothing of the kernel's uses them.
+ */
+void vhca_uring_destroy(struct vhca_uring *r)
+{
+	rdma_user_mmap_entry_remove(&r->umap->rdma);
+	r->umap = NULL;
+	r->hdr = NULL;
+}
+
+u64 vhca_uring_key(const struct vhca_uring *r)
+{
+	return rdma_user_mmap_get_offset(&r->umap->rdma);
+}
+
+/**
+ * vhca_mmap() - map a ring for userspace
+ * @uctx: the context
+ * @vma: the mapping; its offset must be a key of this context and its
+ *	size the ring's, MAP_SHARED (rdma_user_mmap_entry_get checks both)
+ *
+ * Return: 0, or -EINVAL for an unknown key or a wrong size or sharing,
+ * -EPERM for an executable mapping.
+ */
+int vhca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *e;
+	struct vhca_umap *m;
+	int err;
+
+	e = rdma_user_mmap_entry_get(uctx, vma);
+	if (!e)
+		return -EINVAL;
+	m = container_of(e, struct vhca_umap, rdma);
+	if (vma->vm_flags & VM_EXEC) {
+		err = -EPERM;
+	} else {
+		vm_flags_clear(vma, VM_MAYEXEC);
+		err = remap_vmalloc_range(vma, m->buf, 0);
+	}
+	rdma_user_mmap_entry_put(e);
+	return err;
+}
+
+void vhca_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct vhca_umap *m = container_of(entry, struct vhca_umap, rdma);
+
+	vfree(m->buf);
+	kfree(m);
 }

@@ -102,10 +102,70 @@ struct vhca_rwqe {
 #define VHCA_MAX_SGE		32
 #define VHCA_CQE_STRIDE		64
 
+/* vhca_cqe.flags: which optional fields of the completion are valid. */
+enum {
+	VHCA_CQE_F_GRH		= 1 << 0,	/* a GRH slot leads the buffer */
+	VHCA_CQE_F_IMM		= 1 << 1,	/* ex holds immediate data */
+	VHCA_CQE_F_INV		= 1 << 2,	/* ex holds an invalidated rkey */
+	VHCA_CQE_F_NET_HDR	= 1 << 3,	/* network_hdr_type is valid */
+	VHCA_CQE_F_SMAC		= 1 << 4,	/* smac is valid */
+	VHCA_CQE_F_VLAN		= 1 << 5,	/* vlan_id is valid */
+};
+
+/*
+ * Completion queue entry: one VHCA_CQE_STRIDE slot, written by the engine,
+ * carrying everything struct ibv_wc and struct ib_wc report.  status uses
+ * the ibv_wc_status values (the kernel's ib_wc_status has the same ones),
+ * opcode the IB_UVERBS_WC_* values.
+ */
+struct vhca_cqe {
+	__aligned_u64 wr_id;
+	__u32 byte_len;
+	__u32 ex;		/* immediate data (network order) or rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 vendor_err;
+	__u16 flags;		/* VHCA_CQE_F_* */
+	__u16 pkey_index;
+	__u8 status;
+	__u8 opcode;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u16 slid;
+	__u8 network_hdr_type;	/* RDMA_NETWORK_* */
+	__u8 rsvd0;
+	__u8 smac[6];
+	__u16 vlan_id;
+	__u8 rsvd1[16];
+};
+
 /* Driver payload of alloc_ucontext's response. */
 struct vhca_alloc_ucontext_resp {
 	__u32 ring_hdr_size;	/* VHCA_RING_HDR_SIZE of the running kernel */
 	__u32 max_sge;
+};
+
+/*
+ * Every ring of a user object is mapped from the uverbs file at mmap_key
+ * (an rdma_user_mmap_entry offset) for mmap_size bytes, MAP_SHARED.
+ */
+
+/* Driver payload of create_cq's response. */
+struct vhca_create_cq_resp {
+	__aligned_u64 mmap_key;
+	__u32 mmap_size;
+	__u32 log2_slots;
+	__u32 cqn;
+	__u32 rsvd;
+};
+
+/* Driver payload of create_srq's response. */
+struct vhca_create_srq_resp {
+	__aligned_u64 mmap_key;
+	__u32 mmap_size;
+	__u32 log2_slots;
+	__u32 log2_stride;
+	__u32 max_sge;		/* SGEs a WQE may carry: the kernel checks it */
 };
 
 /* Driver payload of alloc_pd's response. */

@@ -95,20 +95,35 @@ struct verbs_context_ops {
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	void *alloc_td, *async_event, *attach_counters_point_flow;
 	void *attach_mcast, *bind_mw, *close_xrcd, *cq_event, *create_ah;
-	void *create_counters, *create_cq, *create_cq_ex, *create_flow;
+	void *create_counters;
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
+	void *create_cq_ex, *create_flow;
 	void *create_flow_action_esp, *create_qp, *create_qp_ex;
-	void *create_rwq_ind_table, *create_srq, *create_srq_ex, *create_wq;
+	void *create_rwq_ind_table;
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *attr);
+	void *create_srq_ex, *create_wq;
 	void *dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	void *dealloc_td, *dereg_mr, *destroy_ah, *destroy_counters;
-	void *destroy_cq, *destroy_flow, *destroy_flow_action, *destroy_qp;
-	void *destroy_rwq_ind_table, *destroy_srq, *destroy_wq, *detach_mcast;
+	int (*destroy_cq)(struct ibv_cq *cq);
+	void *destroy_flow, *destroy_flow_action, *destroy_qp;
+	void *destroy_rwq_ind_table;
+	int (*destroy_srq)(struct ibv_srq *srq);
+	void *destroy_wq, *detach_mcast;
 	void (*free_context)(struct ibv_context *context);
 	void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd;
 	void *modify_cq, *modify_flow_action_esp, *modify_qp;
-	void *modify_qp_rate_limit, *modify_srq, *modify_wq, *open_qp;
-	void *open_xrcd, *poll_cq, *post_recv, *post_send, *post_srq_ops;
-	void *post_srq_recv;
+	void *modify_qp_rate_limit;
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			  int attr_mask);
+	void *modify_wq, *open_qp, *open_xrcd;
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	void *post_recv, *post_send, *post_srq_ops;
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -117,7 +132,8 @@ struct verbs_context_ops {
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
 	void *query_qp, *query_qp_data_in_order, *query_rt_values;
-	void *query_srq, *read_counters, *reg_dm_mr, *reg_dmabuf_mr, *reg_mr;
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+	void *read_counters, *reg_dm_mr, *reg_dmabuf_mr, *reg_mr;
 	void *req_notify_cq, *rereg_mr, *resize_cq, *set_ece, *unimport_dm;
 	void *unimport_mr, *unimport_pd;
 };
@@ -138,6 +154,50 @@ struct vhca_cmd_query_port {
 	__aligned_u64 response;
 	__u8 port_num;
 	__u8 reserved[7];
+};
+
+struct vhca_cmd_create_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 user_handle;
+	__u32 cqe;
+	__u32 comp_vector;
+	__s32 comp_channel;
+	__u32 reserved;
+};
+
+struct vhca_cmd_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 user_handle;
+	__u32 pd_handle;
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srq_limit;
+};
+
+struct vhca_cmd_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__u32 srq_handle;
+	__u32 attr_mask;
+	__u32 max_wr;
+	__u32 srq_limit;
+};
+
+struct vhca_cmd_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 srq_handle;
+	__u32 reserved;
+};
+
+/* libibverbs' private SRQ wrapper: providers allocate it around ibv_srq. */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	void *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
 };
 
 /* Exported by libibverbs.so.1 at IBVERBS_PRIVATE_34. */
@@ -165,6 +225,23 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct vhca_cmd_alloc_pd *cmd, size_t cmd_size,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct vhca_cmd_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct vhca_cmd_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		       int attr_mask, struct vhca_cmd_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		      struct vhca_cmd_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 			      struct verbs_sysfs_dev *sysfs_dev,
 			      const char *fnfmt, ...)
@@ -196,6 +273,13 @@ _Static_assert(offsetof(struct verbs_context_ops, free_context) == 39 * 8, "free
 _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 58 * 8, "query_device_ex");
 _Static_assert(offsetof(struct verbs_context_ops, query_port) == 60 * 8, "query_port");
 _Static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 75 * 8, "unimport_pd");
+_Static_assert(offsetof(struct verbs_context_ops, create_cq) == 15 * 8, "create_cq");
+_Static_assert(offsetof(struct verbs_context_ops, create_srq) == 22 * 8, "create_srq");
+_Static_assert(offsetof(struct verbs_context_ops, destroy_cq) == 31 * 8, "destroy_cq");
+_Static_assert(offsetof(struct verbs_context_ops, destroy_srq) == 36 * 8, "destroy_srq");
+_Static_assert(offsetof(struct verbs_context_ops, modify_srq) == 49 * 8, "modify_srq");
+_Static_assert(offsetof(struct verbs_context_ops, query_srq) == 64 * 8, "query_srq");
+_Static_assert(sizeof(struct ibv_srq) == 128, "ibv_srq");
 _Static_assert(sizeof(struct verbs_context) == 648, "verbs_context");
 _Static_assert(offsetof(struct verbs_context, context) == 320, "verbs_context.context");
 #endif
@@ -206,6 +290,18 @@ _Static_assert(sizeof(struct vhca_cmd_get_context) ==
 _Static_assert(sizeof(struct vhca_cmd_alloc_pd) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_alloc_pd),
 	       "alloc_pd command");
+_Static_assert(sizeof(struct vhca_cmd_create_cq) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_create_cq),
+	       "create_cq command");
+_Static_assert(sizeof(struct vhca_cmd_create_srq) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_create_srq),
+	       "create_srq command");
+_Static_assert(sizeof(struct vhca_cmd_modify_srq) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_modify_srq),
+	       "modify_srq command");
+_Static_assert(sizeof(struct vhca_cmd_query_srq) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_query_srq),
+	       "query_srq command");
 _Static_assert(sizeof(struct vhca_cmd_query_port) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_query_port),
 	       "query_port command");

@@ -11,11 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs-private.h"
-#include "vhca-abi.h"
-
-#define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+#include "provider.h"
 
 struct vhca_device {
 	struct verbs_device vdev;
@@ -118,10 +114,18 @@ static void vhca_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops vhca_ctx_ops = {
 	.alloc_pd = vhca_alloc_pd,
+	.create_cq = vhca_create_cq,
+	.create_srq = vhca_create_srq,
 	.dealloc_pd = vhca_dealloc_pd,
+	.destroy_cq = vhca_destroy_cq,
+	.destroy_srq = vhca_destroy_srq,
 	.free_context = vhca_free_context,
+	.modify_srq = vhca_modify_srq,
+	.poll_cq = vhca_poll_cq,
+	.post_srq_recv = vhca_post_srq_recv,
 	.query_device_ex = vhca_query_device_ex,
 	.query_port = vhca_query_port,
+	.query_srq = vhca_query_srq,
 };
 
 static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,

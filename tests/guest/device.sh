@@ -75,6 +75,10 @@ build/tests/verbs_basic vhca0 >/tmp/verbs.tap 2>&1
 verbs_rc=$?
 tap_import verbs </tmp/verbs.tap
 check_eq "verbs_basic exit status" "$verbs_rc" 0
+build/tests/rings vhca0 >/tmp/rings.tap 2>&1
+rings_rc=$?
+tap_import rings </tmp/rings.tap
+check_eq "rings exit status" "$rings_rc" 0
 
 # --- GIDs from the netdev's addresses ---------------------------------------
 ip addr add 10.76.0.1/24 dev eth0
@@ -140,6 +144,21 @@ check "that process is told: IBV_EVENT_DEVICE_FATAL" \
 unwatch
 check "vhca0 is gone" gone vhca0
 check "and can be added again" rdma link add vhca0 type vhca netdev eth0
+
+# The same with a CQ and an SRQ mapped and in use.
+coproc HOLD { build/tests/rings vhca0 hold 2>&1; }
+read -r -t 30 ready <&"${HOLD[0]}"
+check_eq "a process holds a CQ and an SRQ on vhca0" "$ready" ready
+check "rdma link del completes while its rings are mapped" \
+	timeout 20 rdma link del vhca0
+hold_pid=$HOLD_PID
+echo go >&"${HOLD[1]}"
+read -r -t 30 after <&"${HOLD[0]}"
+wait "$hold_pid"
+check_eq "the process survives using its stale rings and tears down" \
+	"$?" 0
+echo "#   $after"
+check "vhca0 can be added again" rdma link add vhca0 type vhca netdev eth0
 
 # --- a second link, carrier and MTU on a veth -------------------------------
 ip link add veth0 type veth peer name veth1

@@ -30,6 +30,11 @@ int main(void)
 	CHECK(offsetof(struct vhca_rwqe, sge) == 16);
 	CHECK(sizeof(struct vhca_alloc_ucontext_resp) == 8);
 	CHECK(sizeof(struct vhca_alloc_pd_resp) == 8);
+	CHECK(sizeof(struct vhca_cqe) == VHCA_CQE_STRIDE);
+	CHECK(offsetof(struct vhca_cqe, status) == 32);
+	CHECK(offsetof(struct vhca_cqe, smac) == 40);
+	CHECK(sizeof(struct vhca_create_cq_resp) == 24);
+	CHECK(sizeof(struct vhca_create_srq_resp) == 24);
 
 	/* a 4-slot ring driven across the 2^32 wrap */
 	p = c = 0xfffffffeU;

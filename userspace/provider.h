@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/* libvhca's objects, shared between its files. */
+#ifndef VHCA_PROVIDER_H
+#define VHCA_PROVIDER_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "verbs-private.h"
+#include "vhca-abi.h"
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/*
+ * A ring mapped from the kernel.  idx is this side's own index: the only
+ * copy it trusts.  The other side's index is read from the header.
+ */
+struct vhca_uring {
+	struct vhca_ring_hdr *hdr;
+	unsigned char *slots;
+	void *map;
+	size_t map_size;
+	uint32_t log2_slots;
+	uint32_t log2_stride;
+	uint32_t idx;
+};
+
+struct vhca_cq {
+	union {			/* libibverbs may treat it as a verbs_cq */
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+	pthread_spinlock_t lock;
+	struct vhca_uring ring;	/* we consume */
+};
+
+struct vhca_srq {
+	struct verbs_srq vsrq;
+	pthread_spinlock_t lock;
+	struct vhca_uring ring;	/* we produce */
+	uint32_t max_sge;
+};
+
+int vhca_uring_map(struct vhca_uring *r, int cmd_fd, uint64_t key,
+		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride);
+void vhca_uring_unmap(struct vhca_uring *r);
+
+static inline void *vhca_uring_slot(const struct vhca_uring *r, uint32_t idx)
+{
+	return r->slots + ((size_t)vhca_ring_slot(idx, r->log2_slots) <<
+			   r->log2_stride);
+}
+
+struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+int vhca_destroy_cq(struct ibv_cq *cq);
+int vhca_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+
+struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+int vhca_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int vhca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int vhca_destroy_srq(struct ibv_srq *srq);
+int vhca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+
+#endif /* VHCA_PROVIDER_H */
