@@ -18,6 +18,7 @@
 #define VHCA_MAX_PD		65536
 #define VHCA_MAX_CQ		65536
 #define VHCA_MAX_SRQ		65536
+#define VHCA_MAX_MR		((1 << 24) - 1)	/* the index part of a key */
 #define VHCA_MAX_QP_WR		32768	/* a power of two */
 #define VHCA_MAX_CQE		65536	/* a power of two */
 #define VHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
@@ -37,6 +38,8 @@ struct vhca_dev {
 	struct ida pd_ida;
 	struct ida cq_ida;
 	struct ida srq_ida;
+	struct xarray mr_xa;	/* key >> 8 -> struct vhca_mr */
+	atomic_t mr_variant;	/* low key byte, so stale keys miss */
 };
 
 /* Queue geometry; the kernel's copy is the only one it trusts. */
@@ -94,6 +97,22 @@ struct vhca_srq {
 	u32 limit;	/* armed when non-zero; one-shot */
 };
 
+/**
+ * struct vhca_mr - a memory region
+ * @ibmr: lkey == rkey: index in mr_xa << 8 | a variant byte
+ * @umem: the pinned user memory
+ * @iova: the address the region starts at for its users
+ * @length: its length
+ * @access: IB_ACCESS_* the region grants
+ */
+struct vhca_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	u64 iova;
+	u64 length;
+	int access;
+};
+
 /* Placeholder until QPs get their rings. */
 struct vhca_qp {
 	struct ib_qp ibqp;
@@ -107,6 +126,11 @@ static inline struct vhca_dev *to_vdev(struct ib_device *ibdev)
 static inline struct vhca_pd *to_vpd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct vhca_pd, ibpd);
+}
+
+static inline struct vhca_mr *to_vmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct vhca_mr, ibmr);
 }
 
 static inline struct vhca_cq *to_vcq(struct ib_cq *ibcq)

@@ -204,6 +204,7 @@ static void vhca_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&vdev->pd_ida);
 	ida_destroy(&vdev->cq_ida);
 	ida_destroy(&vdev->srq_ida);
+	xa_destroy(&vdev->mr_xa);
 	mutex_destroy(&vdev->port_lock);
 }
 
@@ -228,7 +229,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 
 /*
  * Limits the ring geometry enforces.  Object counts stay 0 for objects the
- * driver cannot create yet (QPs, MRs), so the attributes never promise
+ * driver cannot create yet (QPs), so the attributes never promise
  * more than the device does.
  */
 static void vhca_init_attrs(struct vhca_dev *vdev)
@@ -244,6 +245,8 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_pd = VHCA_MAX_PD;
 	a->max_cq = VHCA_MAX_CQ;
 	a->max_srq = VHCA_MAX_SRQ;
+	a->max_mr = VHCA_MAX_MR;
+	a->max_mr_size = U64_MAX;
 	a->max_qp_wr = VHCA_MAX_QP_WR;
 	a->max_send_sge = VHCA_MAX_SGE;
 	a->max_recv_sge = VHCA_MAX_SGE;
@@ -295,6 +298,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->cq_ida);
 	ida_init(&vdev->srq_ida);
+	xa_init_flags(&vdev->mr_xa, XA_FLAGS_ALLOC1);
 	vdev->port_state = IB_PORT_DOWN;
 	vdev->active_mtu = IB_MTU_256;
 	vdev->ndev = ndev;

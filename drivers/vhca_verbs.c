@@ -7,6 +7,7 @@
  * pyverbs, the MAD layer) see "not supported" rather than a failure of
  * something that exists.
  */
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -257,15 +258,72 @@ static struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
 	return ERR_PTR(-EOPNOTSUPP);
 }
 
+/* What a vhca MR can grant; the core has already checked the combination. */
+#define VHCA_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			IB_ACCESS_RELAXED_ORDERING)
+
+/*
+ * Keys are an xarray index shifted left by 8 with a variant byte below, so
+ * a key that outlived its region misses instead of finding the next one.
+ */
+static int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr)
+{
+	u32 index;
+	int err;
+
+	err = xa_alloc(&vdev->mr_xa, &index, mr, XA_LIMIT(1, VHCA_MAX_MR),
+		       GFP_KERNEL);
+	if (err)
+		return err == -EBUSY ? -ENOMEM : err;
+	mr->ibmr.lkey = index << 8 | (u8)atomic_inc_return(&vdev->mr_variant);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return 0;
+}
+
 static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				      u64 iova, int access,
 				      struct ib_udata *udata)
 {
-	return ERR_PTR(-EOPNOTSUPP);
+	struct vhca_dev *vdev = to_vdev(ibpd->device);
+	struct vhca_mr *mr;
+	int err;
+
+	if (access & ~VHCA_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);	/* MW_BIND, ZERO_BASED, ... */
+	if (!len || iova + len < iova)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->umem = ib_umem_get(ibpd->device, start, len, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	mr->iova = iova;
+	mr->length = len;
+	mr->access = access;
+	err = vhca_mr_key_alloc(vdev, mr);
+	if (err)
+		goto err_umem;
+	return &mr->ibmr;
+
+err_umem:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
 }
 
 static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
+	struct vhca_mr *mr = to_vmr(ibmr);
+
+	xa_erase(&to_vdev(ibmr->device)->mr_xa, ibmr->lkey >> 8);
+	ib_umem_release(mr->umem);
+	kfree(mr);
 	return 0;
 }
 

@@ -58,6 +58,13 @@ struct verbs_sysfs_dev {
 
 struct verbs_device;
 
+/* libibverbs' private MR wrapper: providers allocate it around ibv_mr. */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	int mr_type;		/* enum ibv_mr_type, private too */
+	int access;
+};
+
 struct verbs_device_ops {
 	const char *name;
 	uint32_t match_min_abi_version;
@@ -107,7 +114,9 @@ struct verbs_context_ops {
 	void *create_srq_ex, *create_wq;
 	void *dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
-	void *dealloc_td, *dereg_mr, *destroy_ah, *destroy_counters;
+	void *dealloc_td;
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	void *destroy_ah, *destroy_counters;
 	int (*destroy_cq)(struct ibv_cq *cq);
 	void *destroy_flow, *destroy_flow_action, *destroy_qp;
 	void *destroy_rwq_ind_table;
@@ -133,7 +142,9 @@ struct verbs_context_ops {
 			  struct ibv_port_attr *port_attr);
 	void *query_qp, *query_qp_data_in_order, *query_rt_values;
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
-	void *read_counters, *reg_dm_mr, *reg_dmabuf_mr, *reg_mr;
+	void *read_counters, *reg_dm_mr, *reg_dmabuf_mr;
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
 	void *req_notify_cq, *rereg_mr, *resize_cq, *set_ece, *unimport_dm;
 	void *unimport_mr, *unimport_pd;
 };
@@ -191,6 +202,16 @@ struct vhca_cmd_query_srq {
 	__u32 reserved;
 };
 
+struct vhca_cmd_reg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 start;
+	__aligned_u64 length;
+	__aligned_u64 hca_va;
+	__u32 pd_handle;
+	__u32 access_flags;
+};
+
 /* libibverbs' private SRQ wrapper: providers allocate it around ibv_srq. */
 struct verbs_srq {
 	struct ibv_srq srq;
@@ -225,6 +246,11 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct vhca_cmd_alloc_pd *cmd, size_t cmd_size,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct vhca_cmd_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct vhca_cmd_create_cq *cmd,
@@ -280,6 +306,9 @@ _Static_assert(offsetof(struct verbs_context_ops, destroy_srq) == 36 * 8, "destr
 _Static_assert(offsetof(struct verbs_context_ops, modify_srq) == 49 * 8, "modify_srq");
 _Static_assert(offsetof(struct verbs_context_ops, query_srq) == 64 * 8, "query_srq");
 _Static_assert(sizeof(struct ibv_srq) == 128, "ibv_srq");
+_Static_assert(offsetof(struct verbs_context_ops, dereg_mr) == 28 * 8, "dereg_mr");
+_Static_assert(sizeof(struct verbs_mr) == sizeof(struct ibv_mr) + 8, "verbs_mr");
+_Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 68 * 8, "reg_mr");
 _Static_assert(sizeof(struct verbs_context) == 648, "verbs_context");
 _Static_assert(offsetof(struct verbs_context, context) == 320, "verbs_context.context");
 #endif
@@ -290,6 +319,9 @@ _Static_assert(sizeof(struct vhca_cmd_get_context) ==
 _Static_assert(sizeof(struct vhca_cmd_alloc_pd) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_alloc_pd),
 	       "alloc_pd command");
+_Static_assert(sizeof(struct vhca_cmd_reg_mr) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_reg_mr),
+	       "reg_mr command");
 _Static_assert(sizeof(struct vhca_cmd_create_cq) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_create_cq),
 	       "create_cq command");

@@ -103,6 +103,38 @@ static int vhca_dealloc_pd(struct ibv_pd *ibpd)
 	return ret;
 }
 
+static struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				  uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct vhca_cmd_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static int vhca_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret = ibv_cmd_dereg_mr(vmr);
+
+	if (!ret)
+		free(vmr);
+	return ret;
+}
+
 static void vhca_free_context(struct ibv_context *ibctx)
 {
 	struct vhca_context *ctx =
@@ -117,6 +149,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.create_cq = vhca_create_cq,
 	.create_srq = vhca_create_srq,
 	.dealloc_pd = vhca_dealloc_pd,
+	.dereg_mr = vhca_dereg_mr,
 	.destroy_cq = vhca_destroy_cq,
 	.destroy_srq = vhca_destroy_srq,
 	.free_context = vhca_free_context,
@@ -126,6 +159,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.query_device_ex = vhca_query_device_ex,
 	.query_port = vhca_query_port,
 	.query_srq = vhca_query_srq,
+	.reg_mr = vhca_reg_mr,
 };
 
 static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,

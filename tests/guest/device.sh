@@ -79,6 +79,10 @@ build/tests/rings vhca0 >/tmp/rings.tap 2>&1
 rings_rc=$?
 tap_import rings </tmp/rings.tap
 check_eq "rings exit status" "$rings_rc" 0
+build/tests/mr vhca0 >/tmp/mr.tap 2>&1
+mr_rc=$?
+tap_import mr </tmp/mr.tap
+check_eq "mr exit status" "$mr_rc" 0
 
 # --- GIDs from the netdev's addresses ---------------------------------------
 ip addr add 10.76.0.1/24 dev eth0

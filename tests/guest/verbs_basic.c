@@ -60,8 +60,7 @@ int main(int argc, char **argv)
 	check(attr.orig_attr.max_pd == 65536, "max_pd %d", attr.orig_attr.max_pd);
 	check(attr.orig_attr.vendor_id == 0xffffff, "vendor_id 0x%x",
 	      attr.orig_attr.vendor_id);
-	check(attr.orig_attr.max_qp == 0 && attr.orig_attr.max_mr == 0,
-	      "no QP/MR promised before they exist");
+	check(attr.orig_attr.max_qp == 0, "no QP promised before they exist");
 
 	ret = ibv_query_port(ctx, 1, &port);
 	check(ret == 0, "ibv_query_port(1) returns %d", ret);
@@ -99,10 +98,10 @@ int main(int argc, char **argv)
 	      ret);
 	if (cq)
 		ibv_destroy_cq(cq);
-	errno = 0;
 	mr = ibv_reg_mr(pd[0], buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
-	ret = errno;
-	check(!mr && ret == EOPNOTSUPP, "reg_mr: EOPNOTSUPP (errno %d)", ret);
+	check(mr != NULL, "reg_mr");
+	if (mr)
+		ibv_dereg_mr(mr);
 	srq = ibv_create_srq(pd[0], &srq_attr);
 	check(srq != NULL, "create_srq");
 	if (srq)
