@@ -19,6 +19,9 @@
 #define VHCA_MAX_CQ		65536
 #define VHCA_MAX_SRQ		65536
 #define VHCA_MAX_MR		((1 << 24) - 1)	/* the index part of a key */
+#define VHCA_MAX_QP		65536
+#define VHCA_FIRST_QPN		2	/* QP0 and QP1 are special */
+#define VHCA_MAX_RD_ATOM	16
 #define VHCA_MAX_QP_WR		32768	/* a power of two */
 #define VHCA_MAX_CQE		65536	/* a power of two */
 #define VHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
@@ -39,6 +42,7 @@ struct vhca_dev {
 	struct ida cq_ida;
 	struct ida srq_ida;
 	struct xarray mr_xa;	/* key >> 8 -> struct vhca_mr */
+	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
 	atomic_t mr_variant;	/* low key byte, so stale keys miss */
 };
 
@@ -113,9 +117,26 @@ struct vhca_mr {
 	int access;
 };
 
-/* Placeholder until QPs get their rings. */
+/**
+ * struct vhca_qp - a queue pair
+ * @ibqp: the core's QP; qp_num is the index in qp_xa
+ * @sq: the send ring
+ * @rq: the receive ring; rq.umap is NULL when the QP uses an SRQ
+ * @max_inline: inline bytes a send WQE can carry
+ * @sig_all: every send WR completes (IB_SIGNAL_ALL_WR)
+ * @lock: serialises modify and query
+ * @state: the QP state
+ * @attr: the attributes modify_qp set, as query_qp reports them
+ */
 struct vhca_qp {
 	struct ib_qp ibqp;
+	struct vhca_uring sq;
+	struct vhca_uring rq;
+	u32 max_inline;
+	bool sig_all;
+	struct mutex lock;	/* state, attr */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
 };
 
 static inline struct vhca_dev *to_vdev(struct ib_device *ibdev)
@@ -131,6 +152,11 @@ static inline struct vhca_pd *to_vpd(struct ib_pd *ibpd)
 static inline struct vhca_mr *to_vmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct vhca_mr, ibmr);
+}
+
+static inline struct vhca_qp *to_vqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct vhca_qp, ibqp);
 }
 
 static inline struct vhca_cq *to_vcq(struct ib_cq *ibcq)
@@ -160,10 +186,23 @@ void vhca_net_exit(void);
 
 /* vhca_verbs.c */
 extern const struct ib_device_ops vhca_verbs_ops;
+int vhca_check_udata_in(struct ib_udata *udata);
+struct ib_ucontext *vhca_udata_uctx(struct ib_udata *udata);
+
+/* vhca_qp.c */
+int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata);
+int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
 /* vhca_ring.c */
 int vhca_rq_geometry(u32 max_wr, u32 max_sge, u32 max_wr_limit,
 		     struct vhca_qgeom *g);
+int vhca_sq_geometry(u32 max_wr, u32 max_sge, u32 max_inline,
+		     u32 max_wr_limit, struct vhca_qgeom *g, u32 *inline_cap);
 int vhca_cq_geometry(u32 cqe, struct vhca_qgeom *g);
 size_t vhca_ring_bytes(const struct vhca_qgeom *g);
 int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,

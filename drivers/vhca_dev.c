@@ -205,6 +205,7 @@ static void vhca_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&vdev->cq_ida);
 	ida_destroy(&vdev->srq_ida);
 	xa_destroy(&vdev->mr_xa);
+	xa_destroy(&vdev->qp_xa);
 	mutex_destroy(&vdev->port_lock);
 }
 
@@ -228,9 +229,8 @@ static const struct ib_device_ops vhca_dev_ops = {
 };
 
 /*
- * Limits the ring geometry enforces.  Object counts stay 0 for objects the
- * driver cannot create yet (QPs), so the attributes never promise
- * more than the device does.
+ * Limits the ring geometry enforces.  Nothing is promised before it exists:
+ * no atomics, no SRQ resize, no memory windows yet.
  */
 static void vhca_init_attrs(struct vhca_dev *vdev)
 {
@@ -246,6 +246,9 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_cq = VHCA_MAX_CQ;
 	a->max_srq = VHCA_MAX_SRQ;
 	a->max_mr = VHCA_MAX_MR;
+	a->max_qp = VHCA_MAX_QP;
+	a->max_qp_rd_atom = VHCA_MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = VHCA_MAX_RD_ATOM;
 	a->max_mr_size = U64_MAX;
 	a->max_qp_wr = VHCA_MAX_QP_WR;
 	a->max_send_sge = VHCA_MAX_SGE;
@@ -299,6 +302,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ida_init(&vdev->cq_ida);
 	ida_init(&vdev->srq_ida);
 	xa_init_flags(&vdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&vdev->qp_xa, XA_FLAGS_ALLOC);
 	vdev->port_state = IB_PORT_DOWN;
 	vdev->active_mtu = IB_MTU_256;
 	vdev->ndev = ndev;

@@ -51,6 +51,43 @@ int vhca_rq_geometry(u32 max_wr, u32 max_sge, u32 max_wr_limit,
 }
 
 /**
+ * vhca_sq_geometry() - size a send ring
+ * @max_wr: outstanding send WRs asked for; 0 gets one slot
+ * @max_sge: SGEs per WR asked for
+ * @max_inline: inline bytes per WR asked for
+ * @max_wr_limit: the QP's max_wr limit (a power of two)
+ * @g: filled in on success
+ * @inline_cap: filled in with the inline bytes a WQE can carry
+ *
+ * A send WQE is a VHCA_SWQE_HDR_SIZE header, then either the SGEs or the
+ * inline data, so the stride covers the larger of the two and whatever the
+ * rounding leaves is reported back as extra SGEs and inline room.
+ *
+ * Return: 0, or -EINVAL when a size is out of range.
+ */
+int vhca_sq_geometry(u32 max_wr, u32 max_sge, u32 max_inline,
+		     u32 max_wr_limit, struct vhca_qgeom *g, u32 *inline_cap)
+{
+	size_t sge = sizeof(struct vhca_sge);
+	u32 room;
+
+	if (max_wr > max_wr_limit || max_sge > VHCA_MAX_SGE ||
+	    max_inline > VHCA_MAX_INLINE)
+		return -EINVAL;
+	max_wr = max(max_wr, 1U);
+	max_sge = max(max_sge, 1U);
+
+	g->log2_slots = order_base_2(max_wr);
+	g->log2_stride = stride_log2(VHCA_SWQE_HDR_SIZE +
+				     max_t(size_t, max_sge * sge, max_inline));
+	g->max_wr = 1U << g->log2_slots;
+	room = (1U << g->log2_stride) - VHCA_SWQE_HDR_SIZE;
+	g->max_sge = min_t(u32, room / sge, VHCA_MAX_SGE);
+	*inline_cap = min_t(u32, room, VHCA_MAX_INLINE);
+	return 0;
+}
+
+/**
  * vhca_cq_geometry() - size a completion ring
  * @cqe: completions asked for; 0 is refused
  * @g: filled in on success; max_wr is the CQE count to report

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Verbs objects.  Protection domains exist; completion queues and shared
- * receive queues exist for userspace, on rings it maps.  Queue pairs,
- * memory regions and the kernel's own CQs and SRQs arrive with the engine,
+ * Verbs objects.  Protection domains exist; completion queues, shared
+ * receive queues and queue pairs (vhca_qp.c) exist for userspace, on rings
+ * it maps, and so do user memory regions.  The kernel's own objects arrive
+ * with the engine,
  * and until then their verbs answer -EOPNOTSUPP so that callers (libibverbs,
  * pyverbs, the MAD layer) see "not supported" rather than a failure of
  * something that exists.
@@ -47,14 +48,14 @@ static int vhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
  * vhca defines no request payload yet: anything non-zero there is from a
  * newer provider asking for something this kernel does not know.
  */
-static int vhca_check_udata_in(struct ib_udata *udata)
+int vhca_check_udata_in(struct ib_udata *udata)
 {
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EOPNOTSUPP;
 	return 0;
 }
 
-static struct ib_ucontext *vhca_udata_uctx(struct ib_udata *udata)
+struct ib_ucontext *vhca_udata_uctx(struct ib_udata *udata)
 {
 	return &rdma_udata_to_drv_context(udata, struct vhca_ucontext,
 					  ibuc)->ibuc;
@@ -222,23 +223,6 @@ static int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return -EOPNOTSUPP;
 }
 
-static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-			  struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			  int mask, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	return 0;
-}
-
 static int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr)
 {
@@ -345,6 +329,7 @@ const struct ib_device_ops vhca_verbs_ops = {
 	.poll_cq = vhca_poll_cq,
 	.post_recv = vhca_post_recv,
 	.post_send = vhca_post_send,
+	.query_qp = vhca_query_qp,
 	.query_srq = vhca_query_srq,
 	.reg_user_mr = vhca_reg_user_mr,
 	.req_notify_cq = vhca_req_notify_cq,

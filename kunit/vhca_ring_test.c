@@ -115,6 +115,42 @@ static void rq_geometry_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vhca_rq_geometry(8, U32_MAX, VHCA_MAX_QP_WR, &g), -EINVAL);
 }
 
+static void sq_geometry(struct kunit *test)
+{
+	struct vhca_qgeom g;
+	u32 inl, sge;
+
+	/* 0 WRs still get a slot; the header alone makes the minimum */
+	KUNIT_ASSERT_EQ(test, vhca_sq_geometry(0, 0, 0, VHCA_MAX_QP_WR, &g, &inl), 0);
+	KUNIT_EXPECT_EQ(test, g.max_wr, 1U);
+	KUNIT_EXPECT_EQ(test, 1U << g.log2_stride, 128U);
+	KUNIT_EXPECT_EQ(test, g.max_sge, 4U);
+	KUNIT_EXPECT_EQ(test, inl, 64U);
+
+	for (sge = 0; sge <= VHCA_MAX_SGE; sge++) {
+		KUNIT_ASSERT_EQ(test, vhca_sq_geometry(10, sge, 100, VHCA_MAX_QP_WR,
+						       &g, &inl), 0);
+		KUNIT_EXPECT_GE(test, g.max_wr, 10U);
+		KUNIT_EXPECT_GE(test, g.max_sge, max(sge, 1U));
+		KUNIT_EXPECT_GE(test, inl, 100U);
+		KUNIT_EXPECT_LE(test, VHCA_SWQE_HDR_SIZE +
+				g.max_sge * sizeof(struct vhca_sge),
+				1UL << g.log2_stride);
+		KUNIT_EXPECT_LE(test, VHCA_SWQE_HDR_SIZE + inl, 1UL << g.log2_stride);
+	}
+	/* the most inline there is fits, and is what is reported */
+	KUNIT_ASSERT_EQ(test, vhca_sq_geometry(1, 1, VHCA_MAX_INLINE, VHCA_MAX_QP_WR,
+					       &g, &inl), 0);
+	KUNIT_EXPECT_EQ(test, inl, (u32)VHCA_MAX_INLINE);
+
+	KUNIT_EXPECT_EQ(test, vhca_sq_geometry(VHCA_MAX_QP_WR + 1, 1, 0, VHCA_MAX_QP_WR,
+					       &g, &inl), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_sq_geometry(1, VHCA_MAX_SGE + 1, 0, VHCA_MAX_QP_WR,
+					       &g, &inl), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_sq_geometry(1, 1, VHCA_MAX_INLINE + 1, VHCA_MAX_QP_WR,
+					       &g, &inl), -EINVAL);
+}
+
 static void cq_geometry(struct kunit *test)
 {
 	struct vhca_qgeom g;
@@ -190,6 +226,7 @@ static struct kunit_case vhca_ring_cases[] = {
 static struct kunit_case vhca_geometry_cases[] = {
 	KUNIT_CASE(rq_geometry_rounding),
 	KUNIT_CASE(rq_geometry_limits),
+	KUNIT_CASE(sq_geometry),
 	KUNIT_CASE(cq_geometry),
 	{}
 };

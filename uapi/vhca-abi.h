@@ -102,6 +102,66 @@ struct vhca_rwqe {
 #define VHCA_MAX_SGE		32
 #define VHCA_CQE_STRIDE		64
 
+/*
+ * Send WQE: a 64-byte header, then num_sge struct vhca_sge, or inline_len
+ * bytes of data when VHCA_SWQE_F_INLINE is set.  opcode takes the
+ * IB_UVERBS_WR_* values; the union is read according to it (and to the QP
+ * type for ud).  The stride is a power of two >= 64 + the larger of the
+ * SGE array and the inline data the QP was created for.
+ */
+enum {
+	VHCA_SWQE_F_SIGNALED	= 1 << 0,
+	VHCA_SWQE_F_SOLICITED	= 1 << 1,
+	VHCA_SWQE_F_FENCE	= 1 << 2,
+	VHCA_SWQE_F_INLINE	= 1 << 3,
+};
+
+/* Where a UD send goes: the address vector of an address handle. */
+struct vhca_av {
+	__u8 dgid[16];
+	__u32 flow_label;
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 network_type;	/* RDMA_NETWORK_IPV4 or _IPV6 */
+	__u8 dmac[6];
+	__u16 rsvd;
+};
+
+struct vhca_swqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 flags;		/* VHCA_SWQE_F_* */
+	__u16 num_sge;
+	__u32 ex;		/* immediate data (network order) or rkey */
+	__u32 inline_len;
+	__u32 rsvd;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 rsvd;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 rsvd;
+		} atomic;
+		struct {
+			struct vhca_av av;
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+		} ud;
+		__u8 raw[40];
+	};
+	struct vhca_sge sge[];
+};
+
+#define VHCA_SWQE_HDR_SIZE	64
+#define VHCA_MAX_INLINE		512
+
 /* vhca_cqe.flags: which optional fields of the completion are valid. */
 enum {
 	VHCA_CQE_F_GRH		= 1 << 0,	/* a GRH slot leads the buffer */
@@ -166,6 +226,27 @@ struct vhca_create_srq_resp {
 	__u32 log2_slots;
 	__u32 log2_stride;
 	__u32 max_sge;		/* SGEs a WQE may carry: the kernel checks it */
+};
+
+/*
+ * Driver payload of create_qp's response: the SQ, and the RQ unless the
+ * QP takes its receives from an SRQ (then rq_mmap_size is 0), and the
+ * limits the kernel will check WQEs against.  The provider takes them from
+ * here: libibverbs does not fill the core response fields on every path.
+ */
+struct vhca_create_qp_resp {
+	__aligned_u64 sq_mmap_key;
+	__aligned_u64 rq_mmap_key;
+	__u32 sq_mmap_size;
+	__u32 rq_mmap_size;
+	__u32 sq_log2_slots;
+	__u32 sq_log2_stride;
+	__u32 rq_log2_slots;
+	__u32 rq_log2_stride;
+	__u32 max_inline;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 rsvd;
 };
 
 /* Driver payload of alloc_pd's response. */

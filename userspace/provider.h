@@ -42,9 +42,24 @@ struct vhca_srq {
 	uint32_t max_sge;
 };
 
+struct vhca_qp {
+	struct verbs_qp vqp;
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	struct vhca_uring sq;	/* we produce */
+	struct vhca_uring rq;	/* we produce; unmapped with an SRQ */
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline;
+};
+
 int vhca_uring_map(struct vhca_uring *r, int cmd_fd, uint64_t key,
 		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride);
 void vhca_uring_unmap(struct vhca_uring *r);
+int vhca_post_rwqes(struct vhca_uring *r, pthread_spinlock_t *lock,
+		    uint32_t max_sge, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+void vhca_uring_reset(struct vhca_uring *r, pthread_spinlock_t *lock);
 
 static inline void *vhca_uring_slot(const struct vhca_uring *r, uint32_t idx)
 {
@@ -65,5 +80,15 @@ int vhca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int vhca_destroy_srq(struct ibv_srq *srq);
 int vhca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+
+struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int vhca_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int vhca_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		  struct ibv_qp_init_attr *init);
+int vhca_destroy_qp(struct ibv_qp *qp);
+int vhca_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
 
 #endif /* VHCA_PROVIDER_H */

@@ -89,58 +89,11 @@ int vhca_destroy_srq(struct ibv_srq *ibsrq)
 	return 0;
 }
 
-/*
- * Post WRs in order; stop at the first that cannot be posted and return it
- * through *bad_wr with a positive errno (EINVAL: too many SGEs; ENOMEM: the
- * ring is full).  WRs before it are posted, none after it.
- */
 int vhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {
 	struct vhca_srq *srq = container_of(ibsrq, struct vhca_srq, vsrq.srq);
-	struct vhca_uring *r = &srq->ring;
-	uint32_t prod, cons;
-	int i, ret = 0;
 
-	pthread_spin_lock(&srq->lock);
-	prod = r->idx;
-	/*
-	 * Acquire pairs with the engine's release store of the consumer: it
-	 * has finished copying a WQE out before we see its slot as free.
-	 */
-	cons = __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE);
-	for (; wr; wr = wr->next) {
-		struct vhca_rwqe *wqe;
-
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
-			ret = EINVAL;
-			break;
-		}
-		if (vhca_ring_full(prod, cons, r->log2_slots)) {
-			cons = __atomic_load_n(&r->hdr->consumer,
-					       __ATOMIC_ACQUIRE);
-			if (vhca_ring_full(prod, cons, r->log2_slots)) {
-				ret = ENOMEM;
-				break;
-			}
-		}
-		wqe = vhca_uring_slot(r, prod);
-		wqe->wr_id = wr->wr_id;
-		wqe->num_sge = (uint32_t)wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			wqe->sge[i].addr = wr->sg_list[i].addr;
-			wqe->sge[i].length = wr->sg_list[i].length;
-			wqe->sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		prod++;
-	}
-	if (prod != r->idx) {
-		r->idx = prod;
-		/* Release: the WQEs are written before the index that shows them. */
-		__atomic_store_n(&r->hdr->producer, prod, __ATOMIC_RELEASE);
-	}
-	pthread_spin_unlock(&srq->lock);
-	if (ret)
-		*bad_wr = wr;
-	return ret;
+	return vhca_post_rwqes(&srq->ring, &srq->lock, srq->max_sge, wr,
+			       bad_wr);
 }

@@ -107,7 +107,10 @@ struct verbs_context_ops {
 				    struct ibv_comp_channel *channel,
 				    int comp_vector);
 	void *create_cq_ex, *create_flow;
-	void *create_flow_action_esp, *create_qp, *create_qp_ex;
+	void *create_flow_action_esp;
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr);
+	void *create_qp_ex;
 	void *create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
 				      struct ibv_srq_init_attr *attr);
@@ -118,19 +121,26 @@ struct verbs_context_ops {
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	void *destroy_ah, *destroy_counters;
 	int (*destroy_cq)(struct ibv_cq *cq);
-	void *destroy_flow, *destroy_flow_action, *destroy_qp;
+	void *destroy_flow, *destroy_flow_action;
+	int (*destroy_qp)(struct ibv_qp *qp);
 	void *destroy_rwq_ind_table;
 	int (*destroy_srq)(struct ibv_srq *srq);
 	void *destroy_wq, *detach_mcast;
 	void (*free_context)(struct ibv_context *context);
 	void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd;
-	void *modify_cq, *modify_flow_action_esp, *modify_qp;
+	void *modify_cq, *modify_flow_action_esp;
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask);
 	void *modify_qp_rate_limit;
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 			  int attr_mask);
 	void *modify_wq, *open_qp, *open_xrcd;
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
-	void *post_recv, *post_send, *post_srq_ops;
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
+	void *post_srq_ops;
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			     struct ibv_recv_wr **bad_wr);
 	int (*query_device_ex)(struct ibv_context *context,
@@ -140,7 +150,9 @@ struct verbs_context_ops {
 	void *query_ece;
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
-	void *query_qp, *query_qp_data_in_order, *query_rt_values;
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
+	void *query_qp_data_in_order, *query_rt_values;
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 	void *read_counters, *reg_dm_mr, *reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
@@ -212,6 +224,31 @@ struct vhca_cmd_reg_mr {
 	__u32 access_flags;
 };
 
+struct vhca_cmd_create_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_qp core;	/* ends in driver_data[] */
+};
+
+struct vhca_cmd_modify_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_qp core;
+};
+
+struct vhca_cmd_query_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_qp core;
+};
+
+/* libibverbs' private QP wrapper: providers allocate it around ibv_qp. */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	void *xrcd;
+};
+
 /* libibverbs' private SRQ wrapper: providers allocate it around ibv_srq. */
 struct verbs_srq {
 	struct ibv_srq srq;
@@ -268,6 +305,17 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 		      struct vhca_cmd_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr,
+		      struct vhca_cmd_create_qp *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct vhca_cmd_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr,
+		     struct vhca_cmd_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 			      struct verbs_sysfs_dev *sysfs_dev,
 			      const char *fnfmt, ...)
@@ -309,6 +357,11 @@ _Static_assert(sizeof(struct ibv_srq) == 128, "ibv_srq");
 _Static_assert(offsetof(struct verbs_context_ops, dereg_mr) == 28 * 8, "dereg_mr");
 _Static_assert(sizeof(struct verbs_mr) == sizeof(struct ibv_mr) + 8, "verbs_mr");
 _Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 68 * 8, "reg_mr");
+_Static_assert(offsetof(struct verbs_context_ops, create_qp) == 19 * 8, "create_qp");
+_Static_assert(offsetof(struct verbs_context_ops, destroy_qp) == 34 * 8, "destroy_qp");
+_Static_assert(offsetof(struct verbs_context_ops, modify_qp) == 47 * 8, "modify_qp");
+_Static_assert(offsetof(struct verbs_context_ops, query_qp) == 61 * 8, "query_qp");
+_Static_assert(sizeof(struct ibv_qp) == 160 && sizeof(struct ibv_qp_ex) == 352, "ibv_qp");
 _Static_assert(sizeof(struct verbs_context) == 648, "verbs_context");
 _Static_assert(offsetof(struct verbs_context, context) == 320, "verbs_context.context");
 #endif

@@ -83,6 +83,10 @@ build/tests/mr vhca0 >/tmp/mr.tap 2>&1
 mr_rc=$?
 tap_import mr </tmp/mr.tap
 check_eq "mr exit status" "$mr_rc" 0
+build/tests/qp vhca0 >/tmp/qp.tap 2>&1
+qp_rc=$?
+tap_import qp </tmp/qp.tap
+check_eq "qp exit status" "$qp_rc" 0
 
 # --- GIDs from the netdev's addresses ---------------------------------------
 ip addr add 10.76.0.1/24 dev eth0

@@ -60,7 +60,8 @@ int main(int argc, char **argv)
 	check(attr.orig_attr.max_pd == 65536, "max_pd %d", attr.orig_attr.max_pd);
 	check(attr.orig_attr.vendor_id == 0xffffff, "vendor_id 0x%x",
 	      attr.orig_attr.vendor_id);
-	check(attr.orig_attr.max_qp == 0, "no QP promised before they exist");
+	check(attr.orig_attr.atomic_cap == IBV_ATOMIC_NONE,
+	      "no atomics promised before the engine has them");
 
 	ret = ibv_query_port(ctx, 1, &port);
 	check(ret == 0, "ibv_query_port(1) returns %d", ret);
@@ -90,11 +91,11 @@ int main(int argc, char **argv)
 	check(cq != NULL, "create_cq");
 	errno = 0;
 	qp = ibv_create_qp(pd[0], &(struct ibv_qp_init_attr){
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 } });
 	ret = errno;
-	check(!qp && ret == EOPNOTSUPP, "create_qp: EOPNOTSUPP (errno %d)",
+	check(!qp && ret == EOPNOTSUPP, "raw packet QP: EOPNOTSUPP (errno %d)",
 	      ret);
 	if (cq)
 		ibv_destroy_cq(cq);

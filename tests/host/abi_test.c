@@ -35,6 +35,10 @@ int main(void)
 	CHECK(offsetof(struct vhca_cqe, smac) == 40);
 	CHECK(sizeof(struct vhca_create_cq_resp) == 24);
 	CHECK(sizeof(struct vhca_create_srq_resp) == 24);
+	CHECK(sizeof(struct vhca_create_qp_resp) == 56);
+	CHECK(sizeof(struct vhca_swqe) == VHCA_SWQE_HDR_SIZE);
+	CHECK(offsetof(struct vhca_swqe, sge) == VHCA_SWQE_HDR_SIZE);
+	CHECK(sizeof(struct vhca_av) == 32);
 
 	/* a 4-slot ring driven across the 2^32 wrap */
 	p = c = 0xfffffffeU;

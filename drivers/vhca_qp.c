@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Queue pairs: RC, UC and UD for userspace, each with a send ring and a
+ * receive ring (or an SRQ), and the IB state machine of modify_qp.
+ */
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "vhca.h"
+
+/* Attributes vhca has no use for: no alternate path, no SQD notification. */
+#define VHCA_QP_UNSUPPORTED (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | \
+			     IB_QP_EN_SQD_ASYNC_NOTIFY)
+
+#define VHCA_QP_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			IB_ACCESS_REMOTE_ATOMIC)
+
+static void vhca_qp_free_rings(struct vhca_qp *qp)
+{
+	vhca_uring_destroy(&qp->sq);
+	if (qp->rq.umap)
+		vhca_uring_destroy(&qp->rq);
+}
+
+/**
+ * vhca_create_qp() - create a user RC, UC or UD QP
+ * @ibqp: the QP the core allocated
+ * @init: what was asked; cap is updated with what was created
+ * @udata: the provider's request and response
+ *
+ * Return: 0 or a negative errno.
+ */
+int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct vhca_dev *vdev = to_vdev(ibqp->device);
+	struct vhca_qp *qp = to_vqp(ibqp);
+	struct vhca_create_qp_resp resp = {};
+	struct vhca_qgeom sg, rg = {};
+	struct ib_ucontext *uctx;
+	u32 qpn, inline_cap;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;	/* kernel QPs come with the engine */
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	err = vhca_check_udata_in(udata);
+	if (err)
+		return err;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	err = vhca_sq_geometry(init->cap.max_send_wr, init->cap.max_send_sge,
+			       init->cap.max_inline_data, VHCA_MAX_QP_WR, &sg,
+			       &inline_cap);
+	if (err)
+		return err;
+	if (!init->srq) {
+		/* a send-only QP still gets one receive slot */
+		err = vhca_rq_geometry(max(init->cap.max_recv_wr, 1U),
+				       init->cap.max_recv_sge, VHCA_MAX_QP_WR,
+				       &rg);
+		if (err)
+			return err;
+	}
+
+	err = xa_alloc(&vdev->qp_xa, &qpn, qp,
+		       XA_LIMIT(VHCA_FIRST_QPN, VHCA_FIRST_QPN + VHCA_MAX_QP - 1),
+		       GFP_KERNEL);
+	if (err)
+		return err == -EBUSY ? -ENOMEM : err;
+	ibqp->qp_num = qpn;
+
+	uctx = vhca_udata_uctx(udata);
+	err = vhca_uring_create(&qp->sq, uctx, &sg);
+	if (err)
+		goto err_qpn;
+	if (!init->srq) {
+		err = vhca_uring_create(&qp->rq, uctx, &rg);
+		if (err)
+			goto err_sq;
+	}
+	mutex_init(&qp->lock);
+	qp->state = IB_QPS_RESET;
+	qp->max_inline = inline_cap;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+
+	init->cap.max_send_wr = sg.max_wr;
+	init->cap.max_send_sge = sg.max_sge;
+	init->cap.max_inline_data = inline_cap;
+	init->cap.max_recv_wr = rg.max_wr;
+	init->cap.max_recv_sge = rg.max_sge;
+
+	resp.sq_mmap_key = vhca_uring_key(&qp->sq);
+	resp.sq_mmap_size = qp->sq.bytes;
+	resp.sq_log2_slots = sg.log2_slots;
+	resp.sq_log2_stride = sg.log2_stride;
+	if (qp->rq.umap) {
+		resp.rq_mmap_key = vhca_uring_key(&qp->rq);
+		resp.rq_mmap_size = qp->rq.bytes;
+		resp.rq_log2_slots = rg.log2_slots;
+		resp.rq_log2_stride = rg.log2_stride;
+	}
+	resp.max_inline = inline_cap;
+	resp.max_send_sge = sg.max_sge;
+	resp.max_recv_sge = rg.max_sge;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_rings;
+	return 0;
+
+err_rings:
+	mutex_destroy(&qp->lock);
+	if (qp->rq.umap)
+		vhca_uring_destroy(&qp->rq);
+err_sq:
+	vhca_uring_destroy(&qp->sq);
+err_qpn:
+	xa_erase(&vdev->qp_xa, qpn);
+	return err;
+}
+
+/* Checks ib_modify_qp_is_ok() leaves to the device. */
+static int vhca_qp_check_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
+			      int mask)
+{
+	if (mask & VHCA_QP_UNSUPPORTED)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != VHCA_PORT)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > VHCA_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > VHCA_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(VHCA_QP_ACCESS | IB_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	if ((mask & IB_QP_AV) &&
+	    (!(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH) ||
+	     rdma_ah_get_port_num(&attr->ah_attr) != VHCA_PORT ||
+	     rdma_ah_read_grh(&attr->ah_attr)->sgid_index >= VHCA_GID_TBL_LEN))
+		return -EINVAL;	/* RoCE needs a GRH */
+	return 0;
+}
+
+static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
+			       int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_AV)
+		rdma_replace_ah_attr(&a->ah_attr, &attr->ah_attr);
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+}
+
+/**
+ * vhca_modify_qp() - move a QP through the IB state machine
+ * @ibqp: the QP
+ * @attr: the new attributes
+ * @mask: which of them are given
+ * @udata: the provider's request (vhca defines none)
+ *
+ * The transition and the attributes it requires or allows are checked by
+ * ib_modify_qp_is_ok(); the values by vhca_qp_check_attr().  Moving to
+ * RESET forgets the rings' contents: the kernel's side of each ring
+ * restarts at 0, and the provider restarts its own.
+ *
+ * Return: 0 or a negative errno; nothing changes on failure.
+ */
+int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct vhca_qp *qp = to_vqp(ibqp);
+	enum ib_qp_state cur, next;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (udata) {
+		err = vhca_check_udata_in(udata);
+		if (err)
+			return err;
+	}
+
+	mutex_lock(&qp->lock);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		err = -EINVAL;
+		goto out;
+	}
+	err = vhca_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+
+	vhca_qp_store_attr(qp, attr, mask);
+	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
+		WRITE_ONCE(qp->sq.hdr->consumer, 0);
+		if (qp->rq.umap)
+			WRITE_ONCE(qp->rq.hdr->consumer, 0);
+	}
+	qp->state = next;
+out:
+	mutex_unlock(&qp->lock);
+	return err;
+}
+
+int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct vhca_qp *qp = to_vqp(ibqp);
+
+	mutex_lock(&qp->lock);
+	*attr = qp->attr;	/* the ah_attr is lent, as the core expects */
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	mutex_unlock(&qp->lock);
+
+	attr->cap.max_send_wr = qp->sq.g.max_wr;
+	attr->cap.max_send_sge = qp->sq.g.max_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->cap.max_recv_wr = qp->rq.umap ? qp->rq.g.max_wr : 0;
+	attr->cap.max_recv_sge = qp->rq.umap ? qp->rq.g.max_sge : 0;
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/* The core has dropped the SRQ's and CQs' use counts when this runs. */
+int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct vhca_qp *qp = to_vqp(ibqp);
+
+	vhca_qp_free_rings(qp);
+	rdma_destroy_ah_attr(&qp->attr.ah_attr);
+	xa_erase(&to_vdev(ibqp->device)->qp_xa, ibqp->qp_num);
+	mutex_destroy(&qp->lock);
+	return 0;
+}
