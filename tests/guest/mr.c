@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <infiniband/verbs.h>
 
-#include "tap.h"
+#include "testlib.h"
 
 static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len,
 			  int access, int *err)
@@ -26,8 +26,7 @@ static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len,
 int main(int argc, char **argv)
 {
 	const size_t len = 64 << 10;
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
+	struct ibv_context *ctx;
 	struct ibv_mr *a, *b, *mr;
 	struct ibv_pd *pd;
 	uint32_t key;
@@ -36,11 +35,7 @@ int main(int argc, char **argv)
 
 	if (argc != 2)
 		return 2;
-	list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	ctx = open_dev(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	check(pd != NULL, "context and PD on %s", argv[1]);
 	if (!pd)

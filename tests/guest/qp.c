@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "tap.h"
+#include "testlib.h"
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -272,16 +272,9 @@ static void no_syscall_test(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
-	int i;
-
 	if (argc != 2)
 		return 2;
-	list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	ctx = open_dev(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
 	check(pd && cq, "context, PD and CQ on %s", argv[1]);

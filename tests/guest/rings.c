@@ -24,21 +24,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "tap.h"
+#include "testlib.h"
 
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static struct ibv_srq *srq_create(struct ibv_pd *pd, uint32_t wr, uint32_t sge,
 				  uint32_t limit, int *err)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
-#include "tap.h"
+#include "testlib.h"
 
 
 int main(int argc, char **argv)

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/* What the compiled guest tests share: TAP output, opening a device. */
+#ifndef VHCA_TESTLIB_H
+#define VHCA_TESTLIB_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+static int tap_n, tap_failed;
+
+/* One test: "ok N - what" or "not ok N - what". */
+static void __attribute__((format(printf, 2, 3)))
+check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	tap_failed += !cond;
+}
+
+/* The plan line; the exit status for main(). */
+static int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+/* Open the device called @name, or return NULL. */
+static inline struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+#endif /* VHCA_TESTLIB_H */
