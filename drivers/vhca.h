@@ -88,10 +88,22 @@ struct vhca_uring {
 	struct vhca_umap *umap;
 };
 
+/**
+ * struct vhca_cq - a completion queue
+ * @ibcq: the core's CQ
+ * @ring: the CQE ring; the kernel produces, userspace consumes
+ * @cqn: its number
+ * @lock: serialises producers
+ * @prod: the kernel's producer index, the only copy it trusts
+ * @overflowed: a CQE did not fit; the CQ is in error and takes no more
+ */
 struct vhca_cq {
 	struct ib_cq ibcq;
 	struct vhca_uring ring;
 	u32 cqn;
+	spinlock_t lock;	/* prod, overflowed */
+	u32 prod;
+	bool overflowed;
 };
 
 struct vhca_srq {
@@ -124,6 +136,7 @@ struct vhca_mr {
  * @rq: the receive ring; rq.umap is NULL when the QP uses an SRQ
  * @max_inline: inline bytes a send WQE can carry
  * @sig_all: every send WR completes (IB_SIGNAL_ALL_WR)
+ * @rq_cons: the kernel's consumer index of the receive ring
  * @lock: serialises modify and query
  * @state: the QP state
  * @attr: the attributes modify_qp set, as query_qp reports them
@@ -134,7 +147,8 @@ struct vhca_qp {
 	struct vhca_uring rq;
 	u32 max_inline;
 	bool sig_all;
-	struct mutex lock;	/* state, attr */
+	u32 rq_cons;
+	struct mutex lock;	/* state, attr, rq_cons */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
 };
@@ -184,6 +198,9 @@ enum ib_mtu vhca_active_mtu(unsigned int netdev_mtu);
 int vhca_net_init(void);
 void vhca_net_exit(void);
 
+/* vhca_cq.c */
+int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe);
+
 /* vhca_verbs.c */
 extern const struct ib_device_ops vhca_verbs_ops;
 int vhca_check_udata_in(struct ib_udata *udata);
@@ -210,6 +227,14 @@ int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,
 void vhca_uring_destroy(struct vhca_uring *r);
 u64 vhca_uring_key(const struct vhca_uring *r);
 int vhca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+
 void vhca_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* Slot @idx of a ring (the index is masked here). */
+static inline void *vhca_uring_slot(const struct vhca_uring *r, u32 idx)
+{
+	return (u8 *)r->hdr + VHCA_RING_HDR_SIZE +
+	       ((size_t)vhca_ring_slot(idx, r->g.log2_slots) << r->g.log2_stride);
+}
 
 #endif /* VHCA_H */

@@ -15,6 +15,65 @@
 #define VHCA_QP_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 			IB_ACCESS_REMOTE_ATOMIC)
 
+static void vhca_qp_event(struct vhca_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * Complete every receive WQE posted so far with IB_WC_WR_FLUSH_ERR, in
+ * order.  Each WQE is copied out before it is read: the process may be
+ * rewriting its ring.  A producer index that cannot be is the process's
+ * own damage, and it gets no flush.  Called with qp->lock held.
+ */
+static void vhca_qp_flush_rq(struct vhca_qp *qp)
+{
+	struct vhca_cq *cq = to_vcq(qp->ibqp.recv_cq);
+	struct vhca_uring *r = &qp->rq;
+	struct vhca_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	struct vhca_rwqe wqe;
+	u32 prod;
+
+	/* Acquire pairs with the provider's release store of the producer. */
+	prod = smp_load_acquire(&r->hdr->producer);
+	if (!vhca_ring_sane(prod, qp->rq_cons, r->g.log2_slots))
+		return;
+	while (qp->rq_cons != prod) {
+		memcpy(&wqe, vhca_uring_slot(r, qp->rq_cons), sizeof(wqe));
+		cqe.wr_id = wqe.wr_id;
+		if (vhca_cq_post(cq, &cqe))
+			break;
+		qp->rq_cons++;
+	}
+	/* Release: our reads of the slots are done before they are reused. */
+	smp_store_release(&r->hdr->consumer, qp->rq_cons);
+}
+
+/*
+ * Entering the error state.  The engine is not there yet, so nothing is in
+ * flight: what was posted is flushed now, and an SRQ-attached QP will take
+ * no more WQEs from its SRQ, which IB_EVENT_QP_LAST_WQE_REACHED says
+ * (ib_drain_qp waits for it).
+ */
+static void vhca_qp_enter_error(struct vhca_qp *qp)
+{
+	if (qp->rq.umap)
+		vhca_qp_flush_rq(qp);
+	if (qp->ibqp.srq)
+		vhca_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
 static void vhca_qp_free_rings(struct vhca_qp *qp)
 {
 	vhca_uring_destroy(&qp->sq);
@@ -240,10 +299,13 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	vhca_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
+		qp->rq_cons = 0;
 		WRITE_ONCE(qp->sq.hdr->consumer, 0);
 		if (qp->rq.umap)
 			WRITE_ONCE(qp->rq.hdr->consumer, 0);
 	}
+	if (next == IB_QPS_ERR && qp->state != IB_QPS_ERR)
+		vhca_qp_enter_error(qp);
 	qp->state = next;
 out:
 	mutex_unlock(&qp->lock);

@@ -94,6 +94,7 @@ static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr
 	if (err)
 		goto err_ida;
 
+	spin_lock_init(&cq->lock);
 	ibcq->cqe = g.max_wr;
 	resp.mmap_key = vhca_uring_key(&cq->ring);
 	resp.mmap_size = cq->ring.bytes;

@@ -174,9 +174,10 @@ enum {
 
 /*
  * Completion queue entry: one VHCA_CQE_STRIDE slot, written by the engine,
- * carrying everything struct ibv_wc and struct ib_wc report.  status uses
- * the ibv_wc_status values (the kernel's ib_wc_status has the same ones),
- * opcode the IB_UVERBS_WC_* values.
+ * carrying everything struct ibv_wc and struct ib_wc report.  status and
+ * opcode use the ibv_wc_status and ibv_wc_opcode values; the kernel's
+ * ib_wc_status and ib_wc_opcode have the same ones for everything a user
+ * CQ can see (IB_UVERBS_WC_* for sends, IB_WC_RECV = 1 << 7 onwards).
  */
 struct vhca_cqe {
 	__aligned_u64 wr_id;

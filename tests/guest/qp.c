@@ -3,11 +3,16 @@
  * Queue pairs through plain libibverbs: capacities reported back, the IB
  * state machine and its attribute rules, ibv_post_recv(3) (bad_wr at the
  * first failure, SRQ-attached QPs refused, nothing in RESET, no system
- * call), RESET forgetting what was posted, and ibv_destroy_srq(3) failing
- * while a QP uses the SRQ.  Prints TAP.  Usage: qp DEVICE
+ * call), RESET forgetting what was posted, ibv_destroy_srq(3) failing
+ * while a QP uses the SRQ, and the error state: receives flushed in order
+ * with IBV_WC_WR_FLUSH_ERR, a CQ too small raising IBV_EVENT_CQ_ERR, and an
+ * SRQ-attached QP raising IBV_EVENT_QP_LAST_WQE_REACHED.
+ * Prints TAP.  Usage: qp DEVICE
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -240,6 +245,87 @@ static void type_tests(void)
 	check(!qp && err == EINVAL, "max_inline_data past 512: EINVAL (%d)", err);
 }
 
+/* Wait up to 3 s for an async event of @type about @obj; ack everything. */
+static int wait_async(enum ibv_event_type type, void *obj)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int found = 0;
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (!found && poll(&p, 1, 3000) > 0) {
+		if (ibv_get_async_event(ctx, &ev))
+			break;
+		found = ev.event_type == type &&
+			(ev.element.cq == obj || (void *)ev.element.qp == obj);
+		ibv_ack_async_event(&ev);
+	}
+	return found;
+}
+
+static void error_tests(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_cq *fcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_cq *small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = {
+		.send_cq = fcq, .recv_cq = fcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_wc wc[16];
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	int ret, n, i, in_order;
+
+	qp = ibv_create_qp(pd, &qa);
+	if (!fcq || !small || !qp || to_init(qp)) {
+		check(0, "set-up for the error-state tests");
+		return;
+	}
+	post_n(qp, 5, &ret);
+	check(ret == 0, "5 receives posted");
+	check(to_state(qp, IBV_QPS_ERR) == 0, "INIT->ERR");
+	n = ibv_poll_cq(fcq, 16, wc);
+	for (in_order = n == 5, i = 0; i < n; i++)
+		in_order &= wc[i].wr_id == (uint64_t)i &&
+			    wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+			    wc[i].qp_num == qp->qp_num;
+	check(in_order, "the 5 complete with IBV_WC_WR_FLUSH_ERR, in order (%d polled)", n);
+	check(ibv_poll_cq(fcq, 16, wc) == 0, "and nothing more");
+	ibv_destroy_qp(qp);
+
+	qa.recv_cq = small;
+	qp = ibv_create_qp(pd, &qa);
+	if (!qp || to_init(qp)) {
+		check(0, "QP on a 4-entry CQ");
+		return;
+	}
+	post_n(qp, 8, &ret);
+	to_state(qp, IBV_QPS_ERR);
+	n = ibv_poll_cq(small, 16, wc);
+	check(n == 4 && small->cqe == 4, "a 4-entry CQ takes 4 of the 8 flushes (%d)", n);
+	check(wait_async(IBV_EVENT_CQ_ERR, small),
+	      "the overflow raises IBV_EVENT_CQ_ERR on that CQ");
+	ibv_destroy_qp(qp);
+
+	srq = ibv_create_srq(pd, &sa);
+	qa.recv_cq = fcq;
+	qa.srq = srq;
+	qp = srq ? ibv_create_qp(pd, &qa) : NULL;
+	if (!qp || to_init(qp)) {
+		check(0, "SRQ-attached QP");
+		return;
+	}
+	to_state(qp, IBV_QPS_ERR);
+	check(wait_async(IBV_EVENT_QP_LAST_WQE_REACHED, qp),
+	      "an SRQ-attached QP entering ERR raises IBV_EVENT_QP_LAST_WQE_REACHED");
+	ibv_destroy_qp(qp);
+	ibv_destroy_srq(srq);
+	ibv_destroy_cq(small);
+	ibv_destroy_cq(fcq);
+}
+
 static void no_syscall_test(void)
 {
 	struct ibv_sge sge = { .length = 64 };
@@ -284,6 +370,7 @@ int main(int argc, char **argv)
 	rc_tests();
 	srq_tests();
 	type_tests();
+	error_tests();
 	no_syscall_test();
 
 	check(ibv_destroy_cq(cq) == 0, "destroy_cq");
