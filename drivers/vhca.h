@@ -96,14 +96,17 @@ struct vhca_uring {
  * @lock: serialises producers
  * @prod: the kernel's producer index, the only copy it trusts
  * @overflowed: a CQE did not fit; the CQ is in error and takes no more
+ * @notify: armed for the next completion (IB_CQ_NEXT_COMP), the next
+ *	solicited or failed one (IB_CQ_SOLICITED), or not (0)
  */
 struct vhca_cq {
 	struct ib_cq ibcq;
 	struct vhca_uring ring;
 	u32 cqn;
-	spinlock_t lock;	/* prod, overflowed */
+	spinlock_t lock;	/* prod, overflowed, notify */
 	u32 prod;
 	bool overflowed;
+	u8 notify;
 };
 
 struct vhca_srq {
@@ -111,6 +114,8 @@ struct vhca_srq {
 	struct vhca_uring ring;
 	u32 srqn;
 	u32 limit;	/* armed when non-zero; one-shot */
+	spinlock_t lock;	/* cons, limit */
+	u32 cons;	/* the engine's consumer index */
 };
 
 /**
@@ -120,6 +125,9 @@ struct vhca_srq {
  * @iova: the address the region starts at for its users
  * @length: its length
  * @access: IB_ACCESS_* the region grants
+ * @pd: its protection domain
+ * @pages: the pinned pages, in order
+ * @offset: where iova falls in the first page
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
@@ -127,7 +135,21 @@ struct vhca_mr {
 	u64 iova;
 	u64 length;
 	int access;
+	struct ib_pd *pd;
+	struct page **pages;
+	u32 offset;
 };
+
+/* One piece of a message: @len bytes at @va in @mr, or at @kbuf. */
+struct vhca_seg {
+	struct vhca_mr *mr;
+	u64 va;
+	const u8 *kbuf;
+	u32 len;
+};
+
+/* Largest receive WQE: the header and VHCA_MAX_SGE SGEs, rounded up. */
+#define VHCA_MAX_RWQE_STRIDE	1024
 
 /**
  * struct vhca_qp - a queue pair
@@ -137,6 +159,13 @@ struct vhca_mr {
  * @max_inline: inline bytes a send WQE can carry
  * @sig_all: every send WR completes (IB_SIGNAL_ALL_WR)
  * @rq_cons: the kernel's consumer index of the receive ring
+ * @rq_lock: guards rq_cons against the engines of QPs sending here
+ * @sq_cons: the engine's consumer index of the send ring
+ * @sq_work: the engine's work on the send ring (delayed for RNR)
+ * @rnr_left: RNR retries left for the WQE at sq_cons
+ * @wqe: the send WQE being executed, copied out of the ring
+ * @rwqe: the responder's receive WQE, copied out of its ring
+ * @seg: 2 * VHCA_MAX_SGE segments: the message's, then the receive's
  * @lock: serialises modify and query
  * @state: the QP state
  * @attr: the attributes modify_qp set, as query_qp reports them
@@ -148,7 +177,14 @@ struct vhca_qp {
 	u32 max_inline;
 	bool sig_all;
 	u32 rq_cons;
-	struct mutex lock;	/* state, attr, rq_cons */
+	spinlock_t rq_lock;	/* rq_cons */
+	u32 sq_cons;
+	struct delayed_work sq_work;
+	u8 rnr_left;
+	void *wqe;
+	struct vhca_rwqe *rwqe;
+	struct vhca_seg *seg;
+	struct mutex lock;	/* state, attr, the send ring */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
 };
@@ -198,8 +234,16 @@ enum ib_mtu vhca_active_mtu(unsigned int netdev_mtu);
 int vhca_net_init(void);
 void vhca_net_exit(void);
 
+/* vhca_engine.c */
+extern struct workqueue_struct *vhca_wq;
+void vhca_sq_work(struct work_struct *work);
+void vhca_qp_kick(struct vhca_qp *qp);
+void vhca_qp_flush_sq(struct vhca_qp *qp);
+
 /* vhca_cq.c */
-int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe);
+int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
+		 bool solicited);
+int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
 /* vhca_verbs.c */
 extern const struct ib_device_ops vhca_verbs_ops;

@@ -21,6 +21,12 @@ static void vhca_cq_error(struct vhca_cq *cq)
  * vhca_cq_post() - add a completion to a CQ
  * @cq: the CQ
  * @cqe: the completion
+ * @solicited: it completes a message sent with the solicited flag
+ *
+ * An armed CQ is disarmed and its completion handler called (for a user
+ * CQ that is the event on its completion channel): for any completion
+ * when armed for the next one, for a solicited or failed one when armed
+ * for solicited ones.
  *
  * The consumer index is userspace's to write, so it is only checked for
  * being possible: a full ring, or an index that cannot be, overflows the
@@ -29,10 +35,11 @@ static void vhca_cq_error(struct vhca_cq *cq)
  *
  * Return: 0, or -ENOSPC if the CQ overflowed (now or before).
  */
-int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe)
+int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
+		 bool solicited)
 {
 	struct vhca_uring *r = &cq->ring;
-	bool first_overflow = false;
+	bool first_overflow = false, fire = false;
 	unsigned long flags;
 	u32 cons;
 	int err = 0;
@@ -54,9 +61,43 @@ int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe)
 	memcpy(vhca_uring_slot(r, cq->prod), cqe, sizeof(*cqe));
 	/* Release: the CQE is written before the index that shows it. */
 	smp_store_release(&r->hdr->producer, ++cq->prod);
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED &&
+	     (solicited || cqe->status != IB_WC_SUCCESS))) {
+		cq->notify = 0;
+		fire = true;
+	}
 out:
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (first_overflow)
 		vhca_cq_error(cq);
+	if (fire && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return err;
+}
+
+/**
+ * vhca_req_notify_cq() - arm a CQ for its next (solicited) completion
+ * @ibcq: the CQ
+ * @flags: IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, maybe with
+ *	IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * Return: 0, or 1 with IB_CQ_REPORT_MISSED_EVENTS when completions are
+ * already waiting (the consumer index is the poller's, so this is only a
+ * hint, as the verb allows).
+ */
+int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct vhca_cq *cq = to_vcq(ibcq);
+	unsigned long irq;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irq);
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    cq->prod != READ_ONCE(cq->ring.hdr->consumer))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irq);
+	return ret;
 }

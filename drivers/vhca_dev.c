@@ -309,6 +309,9 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
+	/* POST_SEND with no WR is the send doorbell of user QPs */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->node_guid = vhca_node_guid(ndev->dev_addr);

@@ -107,9 +107,15 @@ static int __init vhca_init(void)
 {
 	int err;
 
+	/* The engine: unbound, so QPs' work spreads over the CPUs. */
+	vhca_wq = alloc_workqueue("vhca", WQ_UNBOUND, 0);
+	if (!vhca_wq)
+		return -ENOMEM;
 	err = vhca_net_init();
-	if (err)
+	if (err) {
+		destroy_workqueue(vhca_wq);
 		return err;
+	}
 	rdma_link_register(&vhca_link_ops);
 	return 0;
 }
@@ -119,6 +125,7 @@ static void __exit vhca_exit(void)
 	rdma_link_unregister(&vhca_link_ops);
 	vhca_net_exit();
 	vhca_unregister_all();
+	destroy_workqueue(vhca_wq);
 }
 
 module_init(vhca_init);

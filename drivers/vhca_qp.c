@@ -43,31 +43,37 @@ static void vhca_qp_flush_rq(struct vhca_qp *qp)
 		.qp_num = qp->ibqp.qp_num,
 	};
 	struct vhca_rwqe wqe;
+	unsigned long flags;
 	u32 prod;
 
+	spin_lock_irqsave(&qp->rq_lock, flags);
 	/* Acquire pairs with the provider's release store of the producer. */
 	prod = smp_load_acquire(&r->hdr->producer);
 	if (!vhca_ring_sane(prod, qp->rq_cons, r->g.log2_slots))
-		return;
+		goto out;
 	while (qp->rq_cons != prod) {
 		memcpy(&wqe, vhca_uring_slot(r, qp->rq_cons), sizeof(wqe));
 		cqe.wr_id = wqe.wr_id;
-		if (vhca_cq_post(cq, &cqe))
+		if (vhca_cq_post(cq, &cqe, false))
 			break;
 		qp->rq_cons++;
 	}
 	/* Release: our reads of the slots are done before they are reused. */
 	smp_store_release(&r->hdr->consumer, qp->rq_cons);
+out:
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
 }
 
 /*
- * Entering the error state.  The engine is not there yet, so nothing is in
- * flight: what was posted is flushed now, and an SRQ-attached QP will take
- * no more WQEs from its SRQ, which IB_EVENT_QP_LAST_WQE_REACHED says
- * (ib_drain_qp waits for it).
+ * Entering the error state.  The engine runs a QP's send ring under
+ * qp->lock, which the caller holds, so nothing of this QP is in flight:
+ * what was posted is flushed now, and an SRQ-attached QP will take no more
+ * WQEs from its SRQ, which IB_EVENT_QP_LAST_WQE_REACHED says (ib_drain_qp
+ * waits for it).
  */
 static void vhca_qp_enter_error(struct vhca_qp *qp)
 {
+	vhca_qp_flush_sq(qp);
 	if (qp->rq.umap)
 		vhca_qp_flush_rq(qp);
 	if (qp->ibqp.srq)
@@ -148,7 +154,17 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			goto err_sq;
 	}
+	qp->wqe = kmalloc((1U << sg.log2_stride) + VHCA_MAX_RWQE_STRIDE,
+			  GFP_KERNEL);
+	qp->seg = kmalloc_array(2 * VHCA_MAX_SGE, sizeof(*qp->seg), GFP_KERNEL);
+	if (!qp->wqe || !qp->seg) {
+		err = -ENOMEM;
+		goto err_buf;
+	}
+	qp->rwqe = qp->wqe + (1U << sg.log2_stride);
 	mutex_init(&qp->lock);
+	spin_lock_init(&qp->rq_lock);
+	INIT_DELAYED_WORK(&qp->sq_work, vhca_sq_work);
 	qp->state = IB_QPS_RESET;
 	qp->max_inline = inline_cap;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -179,6 +195,9 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 err_rings:
 	mutex_destroy(&qp->lock);
+err_buf:
+	kfree(qp->seg);
+	kfree(qp->wqe);
 	if (qp->rq.umap)
 		vhca_uring_destroy(&qp->rq);
 err_sq:
@@ -300,13 +319,18 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	vhca_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
 		qp->rq_cons = 0;
+		qp->sq_cons = 0;
 		WRITE_ONCE(qp->sq.hdr->consumer, 0);
 		if (qp->rq.umap)
 			WRITE_ONCE(qp->rq.hdr->consumer, 0);
 	}
 	if (next == IB_QPS_ERR && qp->state != IB_QPS_ERR)
 		vhca_qp_enter_error(qp);
-	qp->state = next;
+	if (next == IB_QPS_RTS && qp->state != IB_QPS_RTS) {
+		qp->rnr_left = qp->attr.rnr_retry;
+		vhca_qp_kick(qp);	/* sends posted before RTS run now */
+	}
+	WRITE_ONCE(qp->state, next);
 out:
 	mutex_unlock(&qp->lock);
 	return err;
@@ -339,14 +363,21 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/* The core has dropped the SRQ's and CQs' use counts when this runs. */
+/*
+ * Once the QP is off the xarray and a grace period has passed, no engine
+ * (of this QP or of a peer sending to it) can be looking at it.
+ */
 int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);
 
+	xa_erase(&to_vdev(ibqp->device)->qp_xa, ibqp->qp_num);
+	synchronize_rcu();
+	cancel_delayed_work_sync(&qp->sq_work);
 	vhca_qp_free_rings(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
-	xa_erase(&to_vdev(ibqp->device)->qp_xa, ibqp->qp_num);
+	kfree(qp->seg);
+	kfree(qp->wqe);
 	mutex_destroy(&qp->lock);
 	return 0;
 }

@@ -154,6 +154,7 @@ static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		goto err_ida;
 	srq->limit = init->attr.srq_limit;
+	spin_lock_init(&srq->lock);
 
 	/* ibv_create_srq(3): report what was created, >= what was asked */
 	init->attr.max_wr = g.max_wr;
@@ -189,7 +190,9 @@ static int vhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if (mask & IB_SRQ_LIMIT) {
 		if (attr->srq_limit > srq->ring.g.max_wr)
 			return -EINVAL;
-		WRITE_ONCE(srq->limit, attr->srq_limit);
+		spin_lock_irq(&srq->lock);
+		srq->limit = attr->srq_limit;
+		spin_unlock_irq(&srq->lock);
 	}
 	return 0;
 }
@@ -219,16 +222,20 @@ static int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	return -EOPNOTSUPP;
 }
 
-static int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
-}
-
+/*
+ * For a user QP this is the doorbell: the provider has written WQEs into
+ * the send ring and calls POST_SEND with no WR.  Kernel QPs do not exist
+ * yet.
+ */
 static int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	if (!ibqp->uobject || wr) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	vhca_qp_kick(to_vqp(ibqp));
+	return 0;
 }
 
 static int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -266,6 +273,28 @@ static int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr)
 	return 0;
 }
 
+/* The pinned pages in order, so the engine can reach any byte directly. */
+static int vhca_mr_pages(struct vhca_mr *mr)
+{
+	size_t n = ib_umem_num_pages(mr->umem), i = 0;
+	struct sg_page_iter it;
+
+	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&it);
+	}
+	if (i != n) {
+		kvfree(mr->pages);
+		return -EFAULT;
+	}
+	mr->offset = ib_umem_offset(mr->umem);
+	return 0;
+}
+
 static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				      u64 iova, int access,
 				      struct ib_udata *udata)
@@ -290,11 +319,17 @@ static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	mr->iova = iova;
 	mr->length = len;
 	mr->access = access;
-	err = vhca_mr_key_alloc(vdev, mr);
+	mr->pd = ibpd;
+	err = vhca_mr_pages(mr);
 	if (err)
 		goto err_umem;
+	err = vhca_mr_key_alloc(vdev, mr);
+	if (err)
+		goto err_pages;
 	return &mr->ibmr;
 
+err_pages:
+	kvfree(mr->pages);
 err_umem:
 	ib_umem_release(mr->umem);
 err_free:
@@ -302,11 +337,14 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/* The engine finds MRs under RCU: gone from the xarray, then a grace period. */
 static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vhca_mr *mr = to_vmr(ibmr);
 
 	xa_erase(&to_vdev(ibmr->device)->mr_xa, ibmr->lkey >> 8);
+	synchronize_rcu();
+	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 	kfree(mr);
 	return 0;

@@ -70,6 +70,7 @@ failed=$((failed + ${kf:-1}))
 
 tap harness bash tests/harness.sh
 tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
+tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
 tap guest-twohost tools/guest.sh --peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
 

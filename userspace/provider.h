@@ -4,6 +4,7 @@
 #define VHCA_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "verbs-private.h"
@@ -42,8 +43,16 @@ struct vhca_srq {
 	uint32_t max_sge;
 };
 
+/* The send doorbell: POST_SEND with no WR, built once per QP. */
+struct vhca_doorbell {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_send cmd;	/* ends in send_wr[] */
+};
+
 struct vhca_qp {
 	struct verbs_qp vqp;
+	struct vhca_doorbell db;
+	struct ib_uverbs_post_send_resp db_resp;
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
 	struct vhca_uring sq;	/* we produce */
@@ -65,6 +74,20 @@ static inline void *vhca_uring_slot(const struct vhca_uring *r, uint32_t idx)
 {
 	return r->slots + ((size_t)vhca_ring_slot(idx, r->log2_slots) <<
 			   r->log2_stride);
+}
+
+/*
+ * Room for one more WQE at @prod?  *cons is the consumer index last seen;
+ * only when the ring looks full is it read again.  Acquire pairs with the
+ * engine's release of the consumer: it is done with a slot we reuse.
+ */
+static inline bool vhca_uring_room(const struct vhca_uring *r, uint32_t prod,
+				   uint32_t *cons)
+{
+	if (!vhca_ring_full(prod, *cons, r->log2_slots))
+		return true;
+	*cons = __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE);
+	return !vhca_ring_full(prod, *cons, r->log2_slots);
 }
 
 struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Queue pairs: ibv_post_recv() writes receive WQEs into the QP's mapped
- * receive ring with no system call.
+ * receive ring with no system call; ibv_post_send() writes send WQEs into
+ * the send ring and rings the doorbell.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "provider.h"
 
@@ -64,6 +66,13 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->max_inline = resp.drv.max_inline;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+
+	qp->db.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	qp->db.hdr.in_words = sizeof(qp->db) / 4;
+	qp->db.hdr.out_words = sizeof(qp->db_resp) / 4;
+	qp->db.cmd.response = (uintptr_t)&qp->db_resp;
+	qp->db.cmd.qp_handle = qp->vqp.qp.handle;
+	qp->db.cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
 	return &qp->vqp.qp;
 
 err_unmap:
@@ -144,11 +153,118 @@ int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			       bad_wr);
 }
 
-/* Sends need the engine, which is not there yet. */
+#define VHCA_SEND_FLAGS (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
+			 IBV_SEND_FENCE | IBV_SEND_INLINE)
+
+/* What the engine can do so far: SEND and SEND_WITH_IMM on RC and UC. */
+static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *wr)
+{
+	uint32_t len = 0;
+	int i;
+
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD ||
+	    (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM))
+		return EOPNOTSUPP;
+	if (wr->send_flags & ~VHCA_SEND_FLAGS)
+		return EINVAL;
+	if (wr->num_sge < 0)
+		return EINVAL;
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		return (uint32_t)wr->num_sge > qp->max_send_sge ? EINVAL : 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		len += wr->sg_list[i].length;
+		if (len > qp->max_inline || len < wr->sg_list[i].length)
+			return EINVAL;
+	}
+	return 0;
+}
+
+static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr)
+{
+	int i;
+
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;	/* IBV_WR_* == IB_UVERBS_WR_* */
+	w->flags = ((wr->send_flags & IBV_SEND_SIGNALED) ? VHCA_SWQE_F_SIGNALED : 0) |
+		   ((wr->send_flags & IBV_SEND_SOLICITED) ? VHCA_SWQE_F_SOLICITED : 0) |
+		   ((wr->send_flags & IBV_SEND_FENCE) ? VHCA_SWQE_F_FENCE : 0);
+	w->ex = wr->opcode == IBV_WR_SEND_WITH_IMM ? wr->imm_data : 0;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		unsigned char *p = (unsigned char *)w->sge;
+
+		w->flags |= VHCA_SWQE_F_INLINE;
+		w->num_sge = 0;
+		w->inline_len = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(p + w->inline_len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			w->inline_len += wr->sg_list[i].length;
+		}
+		return;
+	}
+	w->num_sge = (uint16_t)wr->num_sge;
+	w->inline_len = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		w->sge[i].addr = wr->sg_list[i].addr;
+		w->sge[i].length = wr->sg_list[i].length;
+		w->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+}
+
+/*
+ * Post WRs in order, stopping at the first that cannot be posted: it is
+ * returned through *bad_wr with a positive errno, those before it are
+ * posted and those after it are not.  Then one doorbell for the batch.
+ */
 int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
-	(void)ibqp;
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct vhca_qp *qp = to_vqp(ibqp);
+	struct vhca_uring *r = &qp->sq;
+	struct ibv_send_wr *first = wr;
+	enum ibv_qp_state state;
+	uint32_t prod, cons;
+	bool posted;
+	int ret = 0;
+
+	state = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
+	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT ||
+	    state == IBV_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->sq_lock);
+	prod = r->idx;
+	/* Acquire pairs with the engine's release of the consumer. */
+	cons = __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE);
+	for (; wr; wr = wr->next) {
+		ret = vhca_check_send(qp, wr);
+		if (ret)
+			break;
+		if (!vhca_uring_room(r, prod, &cons)) {
+			ret = ENOMEM;
+			break;
+		}
+		vhca_write_swqe(vhca_uring_slot(r, prod), wr);
+		prod++;
+	}
+	posted = prod != r->idx;
+	if (posted) {
+		r->idx = prod;
+		/* Release: the WQEs are written before the index that shows them. */
+		__atomic_store_n(&r->hdr->producer, prod, __ATOMIC_RELEASE);
+	}
+	pthread_spin_unlock(&qp->sq_lock);
+	if (ret)
+		*bad_wr = wr;
+
+	/* The doorbell fails only when the device is gone. */
+	if (posted && write(ibqp->context->cmd_fd, &qp->db, sizeof(qp->db)) !=
+	    (ssize_t)sizeof(qp->db) && !ret) {
+		ret = errno;
+		*bad_wr = first;
+	}
+	return ret;
 }

@@ -63,13 +63,9 @@ int vhca_post_rwqes(struct vhca_uring *r, pthread_spinlock_t *lock,
 			ret = EINVAL;
 			break;
 		}
-		if (vhca_ring_full(prod, cons, r->log2_slots)) {
-			cons = __atomic_load_n(&r->hdr->consumer,
-					       __ATOMIC_ACQUIRE);
-			if (vhca_ring_full(prod, cons, r->log2_slots)) {
-				ret = ENOMEM;
-				break;
-			}
+		if (!vhca_uring_room(r, prod, &cons)) {
+			ret = ENOMEM;
+			break;
 		}
 		wqe = vhca_uring_slot(r, prod);
 		wqe->wr_id = wr->wr_id;

@@ -157,7 +157,8 @@ struct verbs_context_ops {
 	void *read_counters, *reg_dm_mr, *reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
-	void *req_notify_cq, *rereg_mr, *resize_cq, *set_ece, *unimport_dm;
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	void *rereg_mr, *resize_cq, *set_ece, *unimport_dm;
 	void *unimport_mr, *unimport_pd;
 };
 
@@ -294,6 +295,7 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
 		       struct ibv_srq_init_attr *attr,
 		       struct vhca_cmd_create_srq *cmd, size_t cmd_size,
@@ -358,6 +360,7 @@ _Static_assert(offsetof(struct verbs_context_ops, dereg_mr) == 28 * 8, "dereg_mr
 _Static_assert(sizeof(struct verbs_mr) == sizeof(struct ibv_mr) + 8, "verbs_mr");
 _Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 68 * 8, "reg_mr");
 _Static_assert(offsetof(struct verbs_context_ops, create_qp) == 19 * 8, "create_qp");
+_Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 69 * 8, "req_notify_cq");
 _Static_assert(offsetof(struct verbs_context_ops, destroy_qp) == 34 * 8, "destroy_qp");
 _Static_assert(offsetof(struct verbs_context_ops, modify_qp) == 47 * 8, "modify_qp");
 _Static_assert(offsetof(struct verbs_context_ops, query_qp) == 61 * 8, "query_qp");

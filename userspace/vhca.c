@@ -166,6 +166,8 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.query_qp = vhca_query_qp,
 	.query_srq = vhca_query_srq,
 	.reg_mr = vhca_reg_mr,
+	/* a system call for now; arming from the ring would make it free */
+	.req_notify_cq = ibv_cmd_req_notify_cq,
 };
 
 static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,

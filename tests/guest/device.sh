@@ -87,6 +87,10 @@ build/tests/qp vhca0 >/tmp/qp.tap 2>&1
 qp_rc=$?
 tap_import qp </tmp/qp.tap
 check_eq "qp exit status" "$qp_rc" 0
+build/tests/send vhca0 >/tmp/send.tap 2>&1
+send_rc=$?
+tap_import send </tmp/send.tap
+check_eq "send exit status" "$send_rc" 0
 
 # --- GIDs from the netdev's addresses ---------------------------------------
 ip addr add 10.76.0.1/24 dev eth0

@@ -3,6 +3,8 @@
 #ifndef VHCA_TESTLIB_H
 #define VHCA_TESTLIB_H
 
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +45,30 @@ static inline struct ibv_context *open_dev(const char *name)
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
 	return ctx;
+}
+
+/*
+ * Wait up to 3 s for an async event of @type (about @obj, unless NULL),
+ * acking every event read: destroying an object waits for its acks.
+ */
+static inline int wait_async(struct ibv_context *ctx, enum ibv_event_type type,
+			     void *obj)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int found = 0;
+
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (!found && poll(&p, 1, 3000) > 0) {
+		if (ibv_get_async_event(ctx, &ev))
+			break;
+		found = ev.event_type == type &&
+			(!obj || ev.element.cq == obj ||
+			 (void *)ev.element.qp == obj ||
+			 (void *)ev.element.srq == obj);
+		ibv_ack_async_event(&ev);
+	}
+	return found;
 }
 
 #endif /* VHCA_TESTLIB_H */

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The engine: vhca's "hardware".  It consumes send rings the way a NIC
+ * would and moves data between QPs of this device.  So far: SEND and
+ * SEND_WITH_IMM on RC and UC QPs of the same device.
+ *
+ * Everything it reads from a ring was written by an untrusted process: a
+ * WQE is copied out of the ring before it is looked at, and no index,
+ * count, length or key is used before it is bounded.  Objects a WQE names
+ * (QPs, MRs) are looked up under RCU; their destroy paths erase them from
+ * their xarray and wait for a grace period before freeing anything.
+ */
+#include <linux/highmem.h>
+#include <linux/rcupdate.h>
+#include <rdma/ib_umem.h>
+
+#include "vhca.h"
+
+struct workqueue_struct *vhca_wq;
+
+/* Where a message is in a list of segments. */
+struct vhca_cursor {
+	const struct vhca_seg *seg;
+	unsigned int nseg;
+	u32 off;	/* within *seg */
+};
+
+/* IB spec table 45: the RNR NAK timer field in microseconds. */
+static const u32 vhca_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/*
+ * An MR that @key names, in @pd, granting @access, covering [va, va+len).
+ * Caller holds rcu_read_lock().
+ */
+static struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key,
+				    struct ib_pd *pd, int access, u64 va,
+				    u32 len)
+{
+	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
+
+	if (!mr || mr->ibmr.lkey != key || mr->pd != pd ||
+	    (mr->access & access) != access)
+		return NULL;
+	if (va < mr->iova || va + len < va || va + len > mr->iova + mr->length)
+		return NULL;
+	return mr;
+}
+
+/* Map the byte at @va of @mr; *room is what is left of its page. */
+static void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room)
+{
+	u64 off = va - mr->iova + mr->offset;
+
+	*room = PAGE_SIZE - offset_in_page(off);
+	return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
+	       offset_in_page(off);
+}
+
+/* Copy @len bytes from @src to @dst; both have at least that much. */
+static void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
+{
+	while (len) {
+		const struct vhca_seg *d = dst->seg, *s = src->seg;
+		u32 n = min3(len, d->len - dst->off, s->len - src->off);
+		u32 droom = n, sroom = n;
+		void *dp, *sp;
+
+		if (!n) {
+			if (dst->off == d->len) {
+				dst->seg++;
+				dst->off = 0;
+			}
+			if (src->off == s->len) {
+				src->seg++;
+				src->off = 0;
+			}
+			continue;
+		}
+		dp = vhca_mr_map(d->mr, d->va + dst->off, &droom);
+		sp = s->kbuf ? NULL : vhca_mr_map(s->mr, s->va + src->off, &sroom);
+		n = min3(n, droom, sroom);
+		memcpy(dp, sp ? sp : s->kbuf + src->off, n);
+		if (sp)
+			kunmap_local(sp);
+		kunmap_local(dp);
+		dst->off += n;
+		src->off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Turn a WQE's SGEs into segments in @seg, checking each key for @pd and
+ * @access.  Returns the total length, or -1 for a bad key or range.
+ */
+static s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge,
+		     u32 num, struct ib_pd *pd, int access,
+		     struct vhca_seg *seg, unsigned int *nseg)
+{
+	s64 total = 0;
+	u32 i;
+
+	*nseg = 0;
+	for (i = 0; i < num; i++) {
+		u32 len = READ_ONCE(sge[i].length);
+		u64 va = READ_ONCE(sge[i].addr);
+		struct vhca_mr *mr;
+
+		if (!len)
+			continue;
+		mr = vhca_mr_find(vdev, READ_ONCE(sge[i].lkey), pd, access,
+				  va, len);
+		if (!mr)
+			return -1;
+		seg[(*nseg)++] = (struct vhca_seg){ .mr = mr, .va = va,
+						    .len = len };
+		total += len;
+	}
+	return total;
+}
+
+/*
+ * Take the next receive WQE of @dst (its RQ or its SRQ) into @wqe, bounded
+ * by the ring's stride and SGE limit.  Returns false if there is none (or
+ * the ring's producer index is impossible).  Any context.
+ */
+static bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe,
+			  u32 *max_sge)
+{
+	struct vhca_uring *r;
+	spinlock_t *lock;	/* the ring's consumer side */
+	struct vhca_srq *srq = NULL;
+	unsigned long flags;
+	u32 prod, *cons;
+	bool ok = false;
+
+	if (dst->ibqp.srq) {
+		srq = to_vsrq(dst->ibqp.srq);
+		r = &srq->ring;
+		lock = &srq->lock;
+		cons = &srq->cons;
+	} else {
+		r = &dst->rq;
+		lock = &dst->rq_lock;
+		cons = &dst->rq_cons;
+	}
+	*max_sge = r->g.max_sge;
+
+	spin_lock_irqsave(lock, flags);
+	/* Acquire pairs with the provider's release of the producer. */
+	prod = smp_load_acquire(&r->hdr->producer);
+	if (vhca_ring_sane(prod, *cons, r->g.log2_slots) &&
+	    !vhca_ring_empty(prod, *cons)) {
+		memcpy(wqe, vhca_uring_slot(r, *cons), 1U << r->g.log2_stride);
+		(*cons)++;
+		/* Release: the slot is copied before it is handed back. */
+		smp_store_release(&r->hdr->consumer, *cons);
+		ok = true;
+		if (srq && srq->limit && vhca_ring_used(prod, *cons) < srq->limit) {
+			struct ib_event ev = {
+				.device = srq->ibsrq.device,
+				.element.srq = &srq->ibsrq,
+				.event = IB_EVENT_SRQ_LIMIT_REACHED,
+			};
+
+			srq->limit = 0;	/* one-shot: re-armed by modify_srq */
+			if (srq->ibsrq.event_handler)
+				srq->ibsrq.event_handler(&ev,
+							 srq->ibsrq.srq_context);
+		}
+	}
+	spin_unlock_irqrestore(lock, flags);
+	return ok;
+}
+
+/* A receive completion on @dst's CQ. */
+static void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status,
+			   u32 len, const struct vhca_swqe *w, u32 src_qpn)
+{
+	struct vhca_cqe cqe = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.byte_len = len,
+		.qp_num = dst->ibqp.qp_num,
+		.src_qp = src_qpn,
+	};
+
+	if (w && w->opcode == IB_UVERBS_WR_SEND_WITH_IMM) {
+		cqe.flags |= VHCA_CQE_F_IMM;
+		cqe.ex = w->ex;
+	}
+	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe,
+		     w && (w->flags & VHCA_SWQE_F_SOLICITED));
+}
+
+#define VHCA_RNR	0x100	/* not a status: try the WQE again later */
+
+/*
+ * Execute a SEND of @qp's current WQE.  Returns the requester's completion
+ * status, or VHCA_RNR when the responder has no receive WQE yet.  Caller
+ * holds rcu_read_lock().
+ */
+static int vhca_exec_send(struct vhca_dev *vdev, struct vhca_qp *qp,
+			  const struct vhca_swqe *w, struct vhca_seg *sseg,
+			  struct vhca_seg *dseg)
+{
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	struct vhca_cursor src, dst;
+	struct vhca_rwqe *rwqe;
+	unsigned int ns, nd;
+	struct vhca_qp *peer;
+	s64 len, room;
+	u32 max_sge;
+
+	if (w->flags & VHCA_SWQE_F_INLINE) {
+		if (w->inline_len > qp->max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		sseg[0] = (struct vhca_seg){ .kbuf = (const u8 *)w->sge,
+					     .len = w->inline_len };
+		ns = w->inline_len ? 1 : 0;
+		len = w->inline_len;
+	} else {
+		if (w->num_sge > qp->sq.g.max_sge)
+			return IB_WC_LOC_LEN_ERR;
+		len = vhca_sges(vdev, w->sge, w->num_sge, qp->ibqp.pd, 0,
+				sseg, &ns);
+		if (len < 0)
+			return IB_WC_LOC_PROT_ERR;
+	}
+	if (len > SZ_2G)
+		return IB_WC_LOC_LEN_ERR;
+
+	/* The responder: a QP of this device connected back to us. */
+	peer = xa_load(&vdev->qp_xa, qp->attr.dest_qp_num);
+	if (!peer || peer->ibqp.qp_type != qp->ibqp.qp_type ||
+	    (READ_ONCE(peer->state) != IB_QPS_RTR &&
+	     READ_ONCE(peer->state) != IB_QPS_RTS) ||
+	    (rc && peer->attr.dest_qp_num != qp->ibqp.qp_num))
+		/* on a wire nobody would answer; UC does not wait for that */
+		return rc ? IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
+
+	rwqe = qp->rwqe;
+	if (!vhca_pop_recv(peer, rwqe, &max_sge))
+		return rc ? VHCA_RNR : IB_WC_SUCCESS;	/* UC: dropped */
+
+	if (rwqe->num_sge > max_sge) {
+		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
+			       qp->ibqp.qp_num);
+		return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+	}
+	room = vhca_sges(vdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
+	if (room < 0) {
+		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0, NULL,
+			       qp->ibqp.qp_num);
+		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	}
+	if (room < len) {
+		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_LEN_ERR, 0, NULL,
+			       qp->ibqp.qp_num);
+		return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+	}
+	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
+	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
+	vhca_copy(&dst, &src, len);
+	vhca_recv_done(peer, rwqe->wr_id, IB_WC_SUCCESS, len, w,
+		       qp->ibqp.qp_num);
+	return IB_WC_SUCCESS;
+}
+
+static u8 vhca_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_UVERBS_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WC_FETCH_ADD;
+	default:
+		return IB_UVERBS_WC_SEND;
+	}
+}
+
+static void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w,
+			   u8 status)
+{
+	struct vhca_cqe cqe = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = vhca_wc_opcode(w->opcode),
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	vhca_cq_post(to_vcq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/* Copy the WQE at sq_cons out of the ring: header, then what follows. */
+static struct vhca_swqe *vhca_sq_fetch(struct vhca_qp *qp)
+{
+	memcpy(qp->wqe, vhca_uring_slot(&qp->sq, qp->sq_cons),
+	       1U << qp->sq.g.log2_stride);
+	return qp->wqe;
+}
+
+static void vhca_sq_advance(struct vhca_qp *qp)
+{
+	qp->sq_cons++;
+	/* Release: the slot is copied before it is handed back. */
+	smp_store_release(&qp->sq.hdr->consumer, qp->sq_cons);
+}
+
+/**
+ * vhca_qp_flush_sq() - complete every posted send WQE with FLUSH_ERR
+ * @qp: a QP in the error state; caller holds qp->lock
+ */
+void vhca_qp_flush_sq(struct vhca_qp *qp)
+{
+	/* Acquire pairs with the provider's release of the producer. */
+	u32 prod = smp_load_acquire(&qp->sq.hdr->producer);
+
+	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots))
+		return;	/* the process broke its own ring */
+	while (qp->sq_cons != prod) {
+		vhca_send_done(qp, vhca_sq_fetch(qp), IB_WC_WR_FLUSH_ERR);
+		vhca_sq_advance(qp);
+	}
+}
+
+static void vhca_qp_error(struct vhca_qp *qp)
+{
+	qp->state = IB_QPS_ERR;
+	vhca_qp_flush_sq(qp);
+}
+
+/* Execute what is posted on @qp's send ring.  Caller holds qp->lock. */
+static void vhca_sq_run(struct vhca_qp *qp)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vhca_seg *sseg = qp->seg, *dseg = qp->seg + VHCA_MAX_SGE;
+	struct vhca_swqe *w;
+	u32 prod;
+	int status;
+
+	if (qp->state == IB_QPS_ERR) {
+		vhca_qp_flush_sq(qp);
+		return;
+	}
+	if (qp->state != IB_QPS_RTS)
+		return;	/* posted WQEs wait for RTS */
+
+	/* Acquire pairs with the provider's release of the producer. */
+	prod = smp_load_acquire(&qp->sq.hdr->producer);
+	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots)) {
+		vhca_qp_error(qp);
+		return;
+	}
+	while (qp->sq_cons != prod) {
+		w = vhca_sq_fetch(qp);
+		rcu_read_lock();
+		switch (w->opcode) {
+		case IB_UVERBS_WR_SEND:
+		case IB_UVERBS_WR_SEND_WITH_IMM:
+			status = vhca_exec_send(vdev, qp, w, sseg, dseg);
+			break;
+		default:
+			status = IB_WC_LOC_QP_OP_ERR;
+			break;
+		}
+		rcu_read_unlock();
+
+		if (status == VHCA_RNR) {
+			struct vhca_qp *peer;
+			u32 us = vhca_rnr_usecs[0];
+
+			if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
+				status = IB_WC_RNR_RETRY_EXC_ERR;
+			} else {
+				rcu_read_lock();
+				peer = xa_load(&vdev->qp_xa, qp->attr.dest_qp_num);
+				if (peer)
+					us = vhca_rnr_usecs[peer->attr.min_rnr_timer & 31];
+				rcu_read_unlock();
+				queue_delayed_work(vhca_wq, &qp->sq_work,
+						   usecs_to_jiffies(us));
+				return;
+			}
+		}
+		qp->rnr_left = qp->attr.rnr_retry;
+		if (status != IB_WC_SUCCESS || qp->sig_all ||
+		    (w->flags & VHCA_SWQE_F_SIGNALED))
+			vhca_send_done(qp, w, status);
+		vhca_sq_advance(qp);
+		if (status != IB_WC_SUCCESS) {
+			vhca_qp_error(qp);
+			return;
+		}
+	}
+}
+
+void vhca_sq_work(struct work_struct *work)
+{
+	struct vhca_qp *qp = container_of(to_delayed_work(work),
+					  struct vhca_qp, sq_work);
+
+	mutex_lock(&qp->lock);
+	vhca_sq_run(qp);
+	mutex_unlock(&qp->lock);
+}
+
+/* The doorbell: run @qp's send ring soon. */
+void vhca_qp_kick(struct vhca_qp *qp)
+{
+	mod_delayed_work(vhca_wq, &qp->sq_work, 0);
+}

@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# rdma-core's example programs on vhca0, server and client in one guest.
+. tests/guest/lib.sh
+
+ip link set eth0 up
+rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
+sleep 1
+
+# example NAME ARGS...: run NAME as server and as client against it
+example() {
+	local prog=$1
+	shift
+	"$prog" -d vhca0 -g 0 "$@" >/tmp/server.log 2>&1 &
+	local srv=$!
+	sleep 1
+	timeout 120 "$prog" -d vhca0 -g 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &&
+		wait $srv
+}
+
+for args in "ibv_rc_pingpong -n 1000 -c" "ibv_uc_pingpong -n 1000 -c" \
+	    "ibv_srq_pingpong -n 1000" "ibv_srq_pingpong -q 16 -n 500" \
+	    "ibv_rc_pingpong -n 200 -s 65536 -c" "ibv_rc_pingpong -n 500 -e"; do
+	check "$args" example $args
+	grep -h "usec/iter" /tmp/client.log | sed 's/^/#   /'
+done
+rdma link del vhca0
+tap_done

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The engine, through plain libibverbs on two RC QPs of one device:
+ * data moved byte for byte (gather, scatter, inline, immediate data),
+ * completions (signaled or not, src_qp, byte_len), the error statuses a
+ * user can provoke (LOC_LEN_ERR and REM_INV_REQ_ERR, LOC_PROT_ERR,
+ * RNR_RETRY_EXC_ERR, WR_FLUSH_ERR), RNR retry that recovers, ibv_post_send
+ * errors, and the SRQ limit event.  Prints TAP.  Usage: send DEVICE
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "testlib.h"
+
+#define BUF (64 << 10)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_mr *mr;
+static unsigned char *buf;
+
+struct pair {
+	struct ibv_qp *a, *b;
+};
+
+static struct ibv_qp *make_qp(struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 4,
+			 .max_recv_sge = 4, .max_inline_data = 128 },
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+static int connect_qp(struct ibv_qp *qp, uint32_t dest, int rnr_retry)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	union ibv_gid gid;
+
+	if (ibv_query_gid(ctx, 1, 0, &gid) ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1,	/* 10 us */
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = gid, .hop_limit = 1 } },
+	};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14,
+				  .retry_cnt = 7, .rnr_retry = rnr_retry,
+				  .max_rd_atomic = 1 };
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int make_pair(struct pair *p, struct ibv_srq *srq, int rnr_retry)
+{
+	p->a = make_qp(NULL);
+	p->b = make_qp(srq);
+	return !p->a || !p->b || connect_qp(p->a, p->b->qp_num, rnr_retry) ||
+	       connect_qp(p->b, p->a->qp_num, rnr_retry);
+}
+
+static void free_pair(struct pair *p)
+{
+	ibv_destroy_qp(p->a);
+	ibv_destroy_qp(p->b);
+}
+
+/* Poll until @n completions are in @wc, or 2 s pass. */
+static int poll_n(struct ibv_wc *wc, int n)
+{
+	struct timespec t0, t;
+	int got = 0, r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (got < n) {
+		r = ibv_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return r;
+		got += r;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 2)
+			break;
+		if (!r)
+			usleep(100);
+	}
+	return got;
+}
+
+static struct ibv_wc *find(struct ibv_wc *wc, int n, uint64_t wr_id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (wc[i].wr_id == wr_id)
+			return &wc[i];
+	return NULL;
+}
+
+static int post_recv(struct ibv_qp *qp, uint64_t id, struct ibv_sge *sge, int n)
+{
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = sge, .num_sge = n }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_send(struct ibv_qp *qp, uint64_t id, struct ibv_sge *sge, int n,
+		     enum ibv_wr_opcode op, int flags, uint32_t imm)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = sge, .num_sge = n,
+				  .opcode = op, .send_flags = flags,
+				  .imm_data = htobe32(imm) }, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static struct ibv_sge sge_at(size_t off, uint32_t len)
+{
+	return (struct ibv_sge){ .addr = (uintptr_t)buf + off, .length = len,
+				 .lkey = mr->lkey };
+}
+
+static void data_tests(void)
+{
+	struct ibv_sge s[3], r[2];
+	struct ibv_wc wc[8], *w;
+	struct pair p;
+	int n, i, same;
+
+	if (make_pair(&p, NULL, 7)) {
+		check(0, "connect two RC QPs");
+		return;
+	}
+	for (i = 0; i < 15000; i++)
+		buf[i] = (unsigned char)(i * 7 + 1);
+	memset(buf + 32768, 0, 16000);
+	/* gather 3 x 5000 (across pages), scatter into 8000 + 7000 */
+	s[0] = sge_at(0, 5000);
+	s[1] = sge_at(5000, 5000);
+	s[2] = sge_at(10000, 5000);
+	r[0] = sge_at(32768, 8000);
+	r[1] = sge_at(32768 + 8000, 7000);
+	check(post_recv(p.b, 1, r, 2) == 0, "post a 2-SGE receive");
+	check(post_send(p.a, 2, s, 3, IBV_WR_SEND_WITH_IMM, IBV_SEND_SIGNALED,
+			0xabcd1234) == 0, "post a 3-SGE SEND_WITH_IMM");
+	n = poll_n(wc, 2);
+	w = find(wc, n, 1);
+	check(w && w->status == IBV_WC_SUCCESS && w->opcode == IBV_WC_RECV &&
+	      w->byte_len == 15000 && (w->wc_flags & IBV_WC_WITH_IMM) &&
+	      be32toh(w->imm_data) == 0xabcd1234 && w->src_qp == p.a->qp_num &&
+	      w->qp_num == p.b->qp_num,
+	      "receive completion: RECV, 15000 bytes, immediate data, src_qp");
+	w = find(wc, n, 2);
+	check(w && w->status == IBV_WC_SUCCESS && w->opcode == IBV_WC_SEND &&
+	      w->qp_num == p.a->qp_num, "send completion: SEND, success");
+	same = !memcmp(buf, buf + 32768, 15000);
+	check(same, "the bytes arrived, gathered and scattered in order");
+
+	memcpy(buf + 40000, "inline payload", 15);
+	s[0] = sge_at(40000, 15);
+	r[0] = sge_at(41000, 64);
+	post_recv(p.b, 3, r, 1);
+	check(post_send(p.a, 4, s, 1, IBV_WR_SEND,
+			IBV_SEND_INLINE | IBV_SEND_SIGNALED, 0) == 0, "post an inline SEND");
+	memset(buf + 40000, 0, 15);	/* inline: the buffer is free at once */
+	n = poll_n(wc, 2);
+	w = find(wc, n, 3);
+	check(w && w->status == IBV_WC_SUCCESS && w->byte_len == 15 &&
+	      !(w->wc_flags & IBV_WC_WITH_IMM) &&
+	      !memcmp(buf + 41000, "inline payload", 15),
+	      "inline data arrives although its buffer was cleared after posting");
+
+	post_recv(p.b, 5, r, 1);
+	post_send(p.a, 6, s, 1, IBV_WR_SEND, 0, 0);	/* unsignaled */
+	n = poll_n(wc, 2);
+	check(n == 1 && wc[0].wr_id == 5, "an unsignaled send completes on the receiver only (%d)", n);
+
+	/* receive buffer too small */
+	r[0] = sge_at(41000, 10);
+	post_recv(p.b, 7, r, 1);
+	s[0] = sge_at(0, 100);
+	post_send(p.a, 8, s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+	n = poll_n(wc, 2);
+	w = find(wc, n, 7);
+	check(w && w->status == IBV_WC_LOC_LEN_ERR, "receiver: IBV_WC_LOC_LEN_ERR");
+	w = find(wc, n, 8);
+	check(w && w->status == IBV_WC_REM_INV_REQ_ERR, "sender: IBV_WC_REM_INV_REQ_ERR");
+	post_send(p.a, 9, s, 1, IBV_WR_SEND, 0, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].wr_id == 9 && wc[0].status == IBV_WC_WR_FLUSH_ERR,
+	      "the sender is in error: a later (even unsignaled) send is flushed");
+	free_pair(&p);
+}
+
+static void error_tests(void)
+{
+	struct ibv_send_wr wr[3], *bad;
+	struct ibv_sge s, r;
+	struct ibv_wc wc[4], *w;
+	struct pair p;
+	int n, ret, i;
+
+	if (make_pair(&p, NULL, 0)) {
+		check(0, "connect a pair with rnr_retry 0");
+		return;
+	}
+	s = sge_at(0, 64);
+	post_send(p.a, 10, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_RNR_RETRY_EXC_ERR,
+	      "no receive posted, rnr_retry 0: IBV_WC_RNR_RETRY_EXC_ERR");
+	free_pair(&p);
+
+	if (make_pair(&p, NULL, 7)) {
+		check(0, "connect a pair with rnr_retry 7");
+		return;
+	}
+	post_send(p.a, 11, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+	usleep(50000);
+	r = sge_at(8192, 64);
+	post_recv(p.b, 12, &r, 1);
+	n = poll_n(wc, 2);
+	w = find(wc, n, 11);
+	check(w && w->status == IBV_WC_SUCCESS && find(wc, n, 12),
+	      "rnr_retry 7: the send waits for the receive and then succeeds");
+
+	s.lkey = mr->lkey + 1;
+	post_send(p.a, 13, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_LOC_PROT_ERR,
+	      "a bad lkey: IBV_WC_LOC_PROT_ERR");
+	free_pair(&p);
+
+	if (make_pair(&p, NULL, 7)) {
+		check(0, "connect another pair");
+		return;
+	}
+	/* bad_wr at the first failure, nothing after it posted */
+	s = sge_at(0, 8);
+	for (i = 0; i < 3; i++) {
+		wr[i] = (struct ibv_send_wr){ .wr_id = 20 + i, .sg_list = &s,
+					      .num_sge = 1, .opcode = IBV_WR_SEND,
+					      .send_flags = IBV_SEND_SIGNALED };
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+	}
+	{
+		struct ibv_qp_init_attr ia;
+		struct ibv_qp_attr qa;
+
+		ibv_query_qp(p.a, &qa, IBV_QP_CAP, &ia);
+		wr[1].num_sge = (int)ia.cap.max_send_sge + 1;
+	}
+	for (i = 0; i < 3; i++) {
+		r = sge_at(8192 + 64 * i, 64);
+		post_recv(p.b, 30 + i, &r, 1);
+	}
+	bad = NULL;
+	ret = ibv_post_send(p.a, wr, &bad);
+	check(ret == EINVAL && bad == &wr[1], "num_sge past max_send_sge: EINVAL at that WR (%d)", ret);
+	n = poll_n(wc, 4);
+	check(n == 2 && find(wc, n, 20) && find(wc, n, 30),
+	      "the WR before it was sent, the one after it was not (%d completions)", n);
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].next = NULL;
+	ret = ibv_post_send(p.a, wr, &bad);
+	check(ret == EOPNOTSUPP && bad == wr, "RDMA WRITE: EOPNOTSUPP until the engine has it (%d)", ret);
+	free_pair(&p);
+
+	p.a = make_qp(NULL);
+	ret = p.a ? post_send(p.a, 40, &s, 1, IBV_WR_SEND, 0, 0) : -1;
+	check(ret == EINVAL, "post_send in RESET: EINVAL (%d)", ret);
+	if (p.a)
+		ibv_destroy_qp(p.a);
+}
+
+/* rdma-core's test_modify_srq_limit: post 10, limit 7, send 4. */
+static void srq_limit_test(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_srq_attr attr = { .srq_limit = 7 };
+	struct ibv_recv_wr rw, *bad;
+	struct ibv_sge s, r;
+	struct ibv_wc wc[16];
+	struct pair p;
+	int i, n;
+
+	if (!srq || make_pair(&p, srq, 7)) {
+		check(0, "SRQ and a pair whose receiver uses it");
+		return;
+	}
+	for (i = 0; i < 10; i++) {
+		r = sge_at(16384 + 64 * i, 64);
+		rw = (struct ibv_recv_wr){ .wr_id = 100 + i, .sg_list = &r, .num_sge = 1 };
+		ibv_post_srq_recv(srq, &rw, &bad);
+	}
+	check(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT) == 0, "arm the SRQ at 7");
+	s = sge_at(0, 32);
+	for (i = 0; i < 4; i++)
+		post_send(p.a, 200 + i, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+	n = poll_n(wc, 8);
+	check(n == 8 && find(wc, n, 100) && find(wc, n, 103),
+	      "4 sends take the first 4 SRQ receives, in order (%d)", n);
+	check(wait_async(ctx, IBV_EVENT_SRQ_LIMIT_REACHED, NULL),
+	      "fewer than 7 left: IBV_EVENT_SRQ_LIMIT_REACHED");
+	memset(&attr, 0, sizeof(attr));
+	check(ibv_query_srq(srq, &attr) == 0 && attr.srq_limit == 0,
+	      "the limit is one-shot: disarmed after the event");
+	free_pair(&p);
+	ibv_destroy_srq(srq);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		return 2;
+	ctx = open_dev(argv[1]);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
+	buf = aligned_alloc(4096, BUF);
+	mr = pd ? ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	check(mr && cq, "context, PD, CQ and MR on %s", argv[1]);
+	if (!mr || !cq)
+		return tap_done();
+
+	data_tests();
+	error_tests();
+	srq_limit_test();
+
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return tap_done();
+}
