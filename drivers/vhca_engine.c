@@ -330,8 +330,10 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots))
 		return;	/* the process broke its own ring */
 	while (qp->sq_cons != prod) {
-		vhca_send_done(qp, vhca_sq_fetch(qp), IB_WC_WR_FLUSH_ERR);
-		vhca_sq_advance(qp);
+		struct vhca_swqe *w = vhca_sq_fetch(qp);
+
+		vhca_sq_advance(qp);	/* free before completing: see below */
+		vhca_send_done(qp, w, IB_WC_WR_FLUSH_ERR);
 	}
 }
 
@@ -395,10 +397,14 @@ static void vhca_sq_run(struct vhca_qp *qp)
 			}
 		}
 		qp->rnr_left = qp->attr.rnr_retry;
+		/*
+		 * The slot is free before the completion is visible: whoever
+		 * polls the completion of WR n may post again at once.
+		 */
+		vhca_sq_advance(qp);
 		if (status != IB_WC_SUCCESS || qp->sig_all ||
 		    (w->flags & VHCA_SWQE_F_SIGNALED))
 			vhca_send_done(qp, w, status);
-		vhca_sq_advance(qp);
 		if (status != IB_WC_SUCCESS) {
 			vhca_qp_error(qp);
 			return;

@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-# rdma-core's example programs on vhca0, server and client in one guest.
+# rdma-core's example programs and perftest on vhca0, server and client in
+# one guest.  ib_send_bw's CQ moderation is what caught the engine
+# completing a send before freeing its slot.
 . tests/guest/lib.sh
 
 ip link set eth0 up
@@ -23,6 +25,22 @@ for args in "ibv_rc_pingpong -n 1000 -c" "ibv_uc_pingpong -n 1000 -c" \
 	    "ibv_rc_pingpong -n 200 -s 65536 -c" "ibv_rc_pingpong -n 500 -e"; do
 	check "$args" example $args
 	grep -h "usec/iter" /tmp/client.log | sed 's/^/#   /'
+done
+# perftest ARGS...: server and client of a perftest program
+perftest() {
+	local prog=$1
+	shift
+	"$prog" -d vhca0 -x 0 "$@" >/tmp/server.log 2>&1 &
+	local srv=$!
+	sleep 2
+	timeout 120 "$prog" -d vhca0 -x 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &&
+		wait $srv
+}
+
+for args in "ib_send_bw -D 2 -s 65536" "ib_send_bw -D 2 -s 65536 --use-srq" \
+	    "ib_send_bw -D 2 -s 64" "ib_send_lat -n 1000 -s 2"; do
+	check "$args" perftest $args
+	grep -hA1 '#bytes' /tmp/client.log | tail -n 1 | sed 's/^/#   /'
 done
 rdma link del vhca0
 tap_done
