@@ -119,7 +119,7 @@ start_guest() {
 		-virtfs "local,path=$stage/lib/modules,mount_tag=modules,security_model=none,readonly=on"
 		-virtfs "local,path=$VHCA_ROOT,mount_tag=vhca,security_model=none,readonly=on"
 		-virtfs "local,path=$out,mount_tag=out,security_model=none"
-		-netdev hubport,id=n0,hubid=0
+		-netdev user,id=n0,restrict=on
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:$mac:00"
 	)
 	case $link in
@@ -133,7 +133,7 @@ start_guest() {
 	pids+=($!)
 }
 
-bad='Oops|BUG:|WARNING:|Kernel panic|general protection|KASAN|UBSAN|lockdep|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace'
+bad='Oops|BUG:|WARNING:|NETDEV WATCHDOG|Kernel panic|general protection|KASAN|UBSAN|lockdep|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace'
 
 # report NAME: print a guest's output; returns 0, 1 (CMD failed) or 2
 report() {
