@@ -57,4 +57,4 @@ rmmod rdma_rxe 2>/dev/null
 rdma link add vhca0 type vhca netdev eth0 && measure vhca0
 rdma link del vhca0 2>/dev/null
 
-result guest memcpy_MBps "$(build/bench/memcpy_bw | awk '{ print $2 }')"
+build/bench/memcpy_bw | while read -r k v; do result guest "$k" "$v"; done
