@@ -39,7 +39,7 @@ tests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH)
 
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $<
+	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
 
 $(B)/tests/%: tests/guest/%.c tests/guest/testlib.h
 	@mkdir -p $(@D)

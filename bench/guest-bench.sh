@@ -48,6 +48,7 @@ measure() {
 	result "$dev" send_bw_srq_MBps "$v"
 	v=$(pair ib_send_bw -d "$dev" -x "$g" -D "$D" -s 64 | awk '$1 == 64 { print $5 }')
 	result "$dev" send_64B_Mpps "$v"
+	build/bench/post_recv "$dev" | while read -r k v; do result "$dev" "$k" "$v"; done
 }
 
 modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 && measure rxe0

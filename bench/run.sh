@@ -30,5 +30,5 @@ END {
 	}
 	printf "%-28s %12s  (ceiling: cache-resident buffers)\n", "guest memcpy 64KiB MBps", v["guest,memcpy_64KiB_MBps"]
 	printf "%-28s %12s  (ceiling: buffers larger than any cache)\n", "guest memcpy 64MiB MBps", v["guest,memcpy_64MiB_MBps"]
-	print "usec figures: lower is better (target vhca/rxe <= 0.20); MBps/Mpps: higher (target >= 5)"
+	print "usec/ns figures: lower is better (target vhca/rxe <= 0.20); MBps/Mpps: higher (target >= 5)"
 }' "$out"
