@@ -230,7 +230,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 
 /*
  * Limits the ring geometry enforces.  Nothing is promised before it exists:
- * no atomics, no SRQ resize, no memory windows yet.
+ * no SRQ resize, no memory windows yet.
  */
 static void vhca_init_attrs(struct vhca_dev *vdev)
 {
@@ -257,7 +257,8 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_srq_wr = VHCA_MAX_QP_WR;
 	a->max_srq_sge = VHCA_MAX_SGE;
 	a->max_pkeys = 1;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	a->atomic_cap = IB_ATOMIC_HCA;
+	a->max_sge_rd = VHCA_MAX_SGE;
 }
 
 static int vhca_check_netdev(struct net_device *ndev)

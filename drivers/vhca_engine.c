@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The engine: vhca's "hardware".  It consumes send rings the way a NIC
- * would and moves data between QPs of this device.  So far: SEND and
- * SEND_WITH_IMM on RC and UC QPs of the same device.
+ * would and moves data between QPs of this device.  So far, between QPs
+ * of the same device: SEND and SEND_WITH_IMM, RDMA WRITE and
+ * WRITE_WITH_IMM on RC and UC; RDMA READ, ATOMIC_CMP_AND_SWP and
+ * ATOMIC_FETCH_AND_ADD on RC.
  *
  * Everything it reads from a ring was written by an untrusted process: a
  * WQE is copied out of the ring before it is looked at, and no index,
@@ -190,86 +192,219 @@ static void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status,
 		.src_qp = src_qpn,
 	};
 
-	if (w && w->opcode == IB_UVERBS_WR_SEND_WITH_IMM) {
+	if (w && (w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		  w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)) {
 		cqe.flags |= VHCA_CQE_F_IMM;
 		cqe.ex = w->ex;
 	}
+	if (w && w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
+		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe,
 		     w && (w->flags & VHCA_SWQE_F_SOLICITED));
 }
 
 #define VHCA_RNR	0x100	/* not a status: try the WQE again later */
 
+/* The WQE's data: its inline bytes or its SGEs (read locally). */
+static s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
+			   const struct vhca_swqe *w, struct vhca_seg *seg,
+			   unsigned int *nseg, int access)
+{
+	s64 len;
+
+	if (w->flags & VHCA_SWQE_F_INLINE) {
+		if (w->inline_len > qp->max_inline)
+			return -IB_WC_LOC_LEN_ERR;
+		seg[0] = (struct vhca_seg){ .kbuf = (const u8 *)w->sge,
+					    .len = w->inline_len };
+		*nseg = w->inline_len ? 1 : 0;
+		return w->inline_len;
+	}
+	if (w->num_sge > qp->sq.g.max_sge)
+		return -IB_WC_LOC_LEN_ERR;
+	len = vhca_sges(vdev, w->sge, w->num_sge, qp->ibqp.pd, access, seg,
+			nseg);
+	if (len < 0)
+		return -IB_WC_LOC_PROT_ERR;
+	if (len > SZ_2G)
+		return -IB_WC_LOC_LEN_ERR;
+	return len;
+}
+
 /*
- * Execute a SEND of @qp's current WQE.  Returns the requester's completion
- * status, or VHCA_RNR when the responder has no receive WQE yet.  Caller
- * holds rcu_read_lock().
+ * The responder: a QP of this device, of the same type, ready to receive,
+ * and for RC connected back to @qp.  NULL if there is none: on a wire
+ * nobody would answer.  Caller holds rcu_read_lock().
  */
-static int vhca_exec_send(struct vhca_dev *vdev, struct vhca_qp *qp,
-			  const struct vhca_swqe *w, struct vhca_seg *sseg,
-			  struct vhca_seg *dseg)
+static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
+{
+	struct vhca_qp *peer = xa_load(&vdev->qp_xa, qp->attr.dest_qp_num);
+	enum ib_qp_state state;
+
+	if (!peer || peer->ibqp.qp_type != qp->ibqp.qp_type)
+		return NULL;
+	state = READ_ONCE(peer->state);
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS)
+		return NULL;
+	if (qp->ibqp.qp_type == IB_QPT_RC &&
+	    peer->attr.dest_qp_num != qp->ibqp.qp_num)
+		return NULL;
+	return peer;
+}
+
+/*
+ * The remote buffer an RDMA or atomic WQE names: the peer must grant
+ * @access on the QP and through the rkey over the whole range.
+ */
+static struct vhca_mr *vhca_remote(struct vhca_dev *vdev, struct vhca_qp *peer,
+				   u32 rkey, u64 va, u32 len, int access)
+{
+	if ((READ_ONCE(peer->attr.qp_access_flags) & access) != access)
+		return NULL;
+	return vhca_mr_find(vdev, rkey, peer->ibqp.pd, access, va, len);
+}
+
+/*
+ * Execute @qp's current WQE: SEND, RDMA WRITE, RDMA READ or an atomic.
+ * Returns the requester's completion status, or VHCA_RNR when the
+ * responder has no receive WQE yet.  Caller holds rcu_read_lock().
+ */
+static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
+		     const struct vhca_swqe *w, struct vhca_seg *sseg,
+		     struct vhca_seg *dseg)
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool send = w->opcode == IB_UVERBS_WR_SEND ||
+		    w->opcode == IB_UVERBS_WR_SEND_WITH_IMM;
+	/* what a lost or refused message completes with: UC never knows */
+	int gone = rc ? IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
+	int refused = rc ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
 	struct vhca_cursor src, dst;
-	struct vhca_rwqe *rwqe;
-	unsigned int ns, nd;
+	struct vhca_rwqe *rwqe = qp->rwqe;
+	bool reads = w->opcode == IB_UVERBS_WR_RDMA_READ;
+	struct vhca_mr *rmr = NULL;
+	unsigned int ns, nd = 0;
 	struct vhca_qp *peer;
 	s64 len, room;
 	u32 max_sge;
 
-	if (w->flags & VHCA_SWQE_F_INLINE) {
-		if (w->inline_len > qp->max_inline)
-			return IB_WC_LOC_LEN_ERR;
-		sseg[0] = (struct vhca_seg){ .kbuf = (const u8 *)w->sge,
-					     .len = w->inline_len };
-		ns = w->inline_len ? 1 : 0;
-		len = w->inline_len;
-	} else {
-		if (w->num_sge > qp->sq.g.max_sge)
-			return IB_WC_LOC_LEN_ERR;
-		len = vhca_sges(vdev, w->sge, w->num_sge, qp->ibqp.pd, 0,
-				sseg, &ns);
-		if (len < 0)
-			return IB_WC_LOC_PROT_ERR;
-	}
-	if (len > SZ_2G)
-		return IB_WC_LOC_LEN_ERR;
+	/* A READ's local SGEs are written, everything else's read. */
+	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
+			      reads ? IB_ACCESS_LOCAL_WRITE : 0);
+	if (len < 0)
+		return -len;
 
-	/* The responder: a QP of this device connected back to us. */
-	peer = xa_load(&vdev->qp_xa, qp->attr.dest_qp_num);
-	if (!peer || peer->ibqp.qp_type != qp->ibqp.qp_type ||
-	    (READ_ONCE(peer->state) != IB_QPS_RTR &&
-	     READ_ONCE(peer->state) != IB_QPS_RTS) ||
-	    (rc && peer->attr.dest_qp_num != qp->ibqp.qp_num))
-		/* on a wire nobody would answer; UC does not wait for that */
-		return rc ? IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
+	peer = vhca_peer(vdev, qp);
+	if (!peer)
+		return gone;
 
-	rwqe = qp->rwqe;
-	if (!vhca_pop_recv(peer, rwqe, &max_sge))
-		return rc ? VHCA_RNR : IB_WC_SUCCESS;	/* UC: dropped */
+	/* A zero-length RDMA operation names no memory: no key to check. */
+	if (!send && len) {
+		int access = reads ? IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE;
 
-	if (rwqe->num_sge > max_sge) {
-		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
-			       qp->ibqp.qp_num);
-		return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+		rmr = vhca_remote(vdev, peer, w->rdma.rkey, w->rdma.remote_addr,
+				  len, access);
+		if (!rmr)
+			return refused;
+		dseg[0] = (struct vhca_seg){ .mr = rmr,
+					     .va = w->rdma.remote_addr,
+					     .len = len };
+		nd = 1;
 	}
-	room = vhca_sges(vdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
-			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
-	if (room < 0) {
-		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0, NULL,
-			       qp->ibqp.qp_num);
-		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	if (reads) {
+		/* the peer's bytes into our SGEs */
+		src = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
+		dst = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
+		vhca_copy(&dst, &src, len);
+		return IB_WC_SUCCESS;
 	}
-	if (room < len) {
-		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_LEN_ERR, 0, NULL,
-			       qp->ibqp.qp_num);
-		return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+
+	if (send || imm) {
+		if (!vhca_pop_recv(peer, rwqe, &max_sge))
+			return rc ? VHCA_RNR : IB_WC_SUCCESS;	/* UC: dropped */
+		if (rwqe->num_sge > max_sge) {
+			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR,
+				       0, NULL, qp->ibqp.qp_num);
+			return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+		}
+	}
+	if (send) {
+		room = vhca_sges(vdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+				 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
+		if (room < 0) {
+			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0,
+				       NULL, qp->ibqp.qp_num);
+			return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+		}
+		if (room < len) {
+			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_LEN_ERR, 0,
+				       NULL, qp->ibqp.qp_num);
+			return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+		}
 	}
 	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
 	vhca_copy(&dst, &src, len);
-	vhca_recv_done(peer, rwqe->wr_id, IB_WC_SUCCESS, len, w,
-		       qp->ibqp.qp_num);
+	if (send || imm)
+		vhca_recv_done(peer, rwqe->wr_id, IB_WC_SUCCESS, len, w,
+			       qp->ibqp.qp_num);
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * An atomic on the peer's 8 bytes at remote_addr; the original value goes
+ * to our one 8-byte SGE.  cmpxchg on the mapped word makes it atomic
+ * against every other atomic of this device (and the CPUs).
+ */
+static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
+			    const struct vhca_swqe *w, struct vhca_seg *seg)
+{
+	u64 va = w->atomic.remote_addr, old, new;
+	struct vhca_cursor src, dst;
+	struct vhca_seg res;
+	struct vhca_qp *peer;
+	struct vhca_mr *rmr;
+	unsigned int ns;
+	u32 room;
+	u64 *p;
+
+	if (w->num_sge != 1 || (w->flags & VHCA_SWQE_F_INLINE))
+		return IB_WC_LOC_LEN_ERR;
+	if (vhca_sges(vdev, w->sge, 1, qp->ibqp.pd, IB_ACCESS_LOCAL_WRITE,
+		      seg, &ns) != sizeof(u64))
+		return IB_WC_LOC_LEN_ERR;
+	peer = vhca_peer(vdev, qp);
+	if (!peer)
+		return IB_WC_RETRY_EXC_ERR;
+	if (va & 7)
+		return IB_WC_REM_INV_REQ_ERR;
+	rmr = vhca_remote(vdev, peer, w->atomic.rkey, va, sizeof(u64),
+			  IB_ACCESS_REMOTE_ATOMIC);
+	if (!rmr)
+		return IB_WC_REM_ACCESS_ERR;
+
+	p = vhca_mr_map(rmr, va, &room);	/* aligned: one page */
+	old = READ_ONCE(*p);
+	for (;;) {
+		u64 seen;
+
+		if (w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)
+			new = old == w->atomic.compare_add ? w->atomic.swap : old;
+		else
+			new = old + w->atomic.compare_add;
+		seen = cmpxchg64(p, old, new);
+		if (seen == old)
+			break;
+		old = seen;
+	}
+	kunmap_local(p);
+
+	res = (struct vhca_seg){ .kbuf = (const u8 *)&old, .len = sizeof(old) };
+	src = (struct vhca_cursor){ .seg = &res, .nseg = 1 };
+	dst = (struct vhca_cursor){ .seg = seg, .nseg = 1 };
+	vhca_copy(&dst, &src, sizeof(old));
 	return IB_WC_SUCCESS;
 }
 
@@ -371,7 +506,20 @@ static void vhca_sq_run(struct vhca_qp *qp)
 		switch (w->opcode) {
 		case IB_UVERBS_WR_SEND:
 		case IB_UVERBS_WR_SEND_WITH_IMM:
-			status = vhca_exec_send(vdev, qp, w, sseg, dseg);
+		case IB_UVERBS_WR_RDMA_WRITE:
+		case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+			status = vhca_exec(vdev, qp, w, sseg, dseg);
+			break;
+		case IB_UVERBS_WR_RDMA_READ:
+			status = qp->ibqp.qp_type == IB_QPT_RC ?
+				 vhca_exec(vdev, qp, w, sseg, dseg) :
+				 IB_WC_LOC_QP_OP_ERR;
+			break;
+		case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+			status = qp->ibqp.qp_type == IB_QPT_RC ?
+				 vhca_exec_atomic(vdev, qp, w, sseg) :
+				 IB_WC_LOC_QP_OP_ERR;
 			break;
 		default:
 			status = IB_WC_LOC_QP_OP_ERR;

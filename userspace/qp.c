@@ -156,15 +156,39 @@ int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 #define VHCA_SEND_FLAGS (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 			 IBV_SEND_FENCE | IBV_SEND_INLINE)
 
-/* What the engine can do so far: SEND and SEND_WITH_IMM on RC and UC. */
+/* Opcodes per QP type that the engine executes (UD: none yet). */
+static bool vhca_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
 static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *wr)
 {
 	uint32_t len = 0;
 	int i;
 
-	if (qp->vqp.qp.qp_type == IBV_QPT_UD ||
-	    (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM))
+	if (!vhca_opcode_ok(qp->vqp.qp.qp_type, wr->opcode))
 		return EOPNOTSUPP;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		/* one 8-byte result buffer, an aligned remote word */
+		return wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+		       (wr->wr.atomic.remote_addr & 7) ||
+		       (wr->send_flags & IBV_SEND_INLINE) ? EINVAL : 0;
+	if (wr->opcode == IBV_WR_RDMA_READ && (wr->send_flags & IBV_SEND_INLINE))
+		return EINVAL;
 	if (wr->send_flags & ~VHCA_SEND_FLAGS)
 		return EINVAL;
 	if (wr->num_sge < 0)
@@ -188,7 +212,25 @@ static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr)
 	w->flags = ((wr->send_flags & IBV_SEND_SIGNALED) ? VHCA_SWQE_F_SIGNALED : 0) |
 		   ((wr->send_flags & IBV_SEND_SOLICITED) ? VHCA_SWQE_F_SOLICITED : 0) |
 		   ((wr->send_flags & IBV_SEND_FENCE) ? VHCA_SWQE_F_FENCE : 0);
-	w->ex = wr->opcode == IBV_WR_SEND_WITH_IMM ? wr->imm_data : 0;
+	w->ex = (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ? wr->imm_data : 0;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		w->rdma.remote_addr = wr->wr.rdma.remote_addr;
+		w->rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		w->atomic.remote_addr = wr->wr.atomic.remote_addr;
+		w->atomic.compare_add = wr->wr.atomic.compare_add;
+		w->atomic.swap = wr->wr.atomic.swap;
+		w->atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	default:
+		break;
+	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		unsigned char *p = (unsigned char *)w->sge;
 

@@ -38,7 +38,10 @@ perftest() {
 }
 
 for args in "ib_send_bw -D 2 -s 65536" "ib_send_bw -D 2 -s 65536 --use-srq" \
-	    "ib_send_bw -D 2 -s 64" "ib_send_lat -n 1000 -s 2"; do
+	    "ib_send_bw -D 2 -s 64" "ib_send_lat -n 1000 -s 2" \
+	    "ib_write_bw -D 2 -s 65536" "ib_read_bw -D 2 -s 65536" \
+	    "ib_atomic_bw -D 2" "ib_write_lat -n 1000 -s 2" \
+	    "ib_read_lat -n 1000 -s 2"; do
 	check "$args" perftest $args
 	grep -hA1 '#bytes' /tmp/client.log | tail -n 1 | sed 's/^/#   /'
 done

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The engine, through plain libibverbs on two RC QPs of one device:
- * data moved byte for byte (gather, scatter, inline, immediate data),
+ * data moved byte for byte (gather, scatter, inline, immediate data, RDMA
+ * WRITE and READ, atomics, access rules),
  * completions (signaled or not, src_qp, byte_len), the error statuses a
  * user can provoke (LOC_LEN_ERR and REM_INV_REQ_ERR, LOC_PROT_ERR,
  * RNR_RETRY_EXC_ERR, WR_FLUSH_ERR), RNR retry that recovers, ibv_post_send
@@ -21,7 +22,7 @@
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
-static struct ibv_mr *mr;
+static struct ibv_mr *mr, *rmr;	/* rmr grants remote access */
 static unsigned char *buf;
 
 struct pair {
@@ -39,10 +40,13 @@ static struct ibv_qp *make_qp(struct ibv_srq *srq)
 	return ibv_create_qp(pd, &ia);
 }
 
+static int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			 IBV_ACCESS_REMOTE_ATOMIC;
+
 static int connect_qp(struct ibv_qp *qp, uint32_t dest, int rnr_retry)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+				 .qp_access_flags = qp_access };
 	union ibv_gid gid;
 
 	if (ibv_query_gid(ctx, 1, 0, &gid) ||
@@ -208,6 +212,121 @@ static void data_tests(void)
 	free_pair(&p);
 }
 
+static int post_rdma(struct ibv_qp *qp, uint64_t id, struct ibv_sge *sge,
+		     enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
+		     uint32_t imm)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = sge, .num_sge = 1,
+				  .opcode = op, .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htobe32(imm),
+				  .wr.rdma = { .remote_addr = raddr, .rkey = rkey } }, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_atomic(struct ibv_qp *qp, uint64_t id, struct ibv_sge *sge,
+		       enum ibv_wr_opcode op, uint64_t raddr, uint64_t cmp_add,
+		       uint64_t swap)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = raddr, .compare_add = cmp_add,
+			       .swap = swap, .rkey = rmr->rkey },
+	}, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static void rdma_tests(void)
+{
+	uint64_t *word = (uint64_t *)(buf + 49152), *res = (uint64_t *)(buf + 49160);
+	struct ibv_sge s, r;
+	struct ibv_wc wc[4], *w;
+	struct pair p;
+	int n, ret;
+
+	if (make_pair(&p, NULL, 7)) {
+		check(0, "connect a pair for RDMA");
+		return;
+	}
+	memcpy(buf, "written by RDMA WRITE", 22);
+	memset(buf + 20480, 0, 64);
+	s = sge_at(0, 22);
+	post_rdma(p.a, 50, &s, IBV_WR_RDMA_WRITE, (uintptr_t)buf + 20480, rmr->rkey, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_RDMA_WRITE &&
+	      !memcmp(buf + 20480, "written by RDMA WRITE", 22),
+	      "RDMA WRITE lands, the responder sees no completion");
+
+	r = sge_at(8192, 64);
+	post_recv(p.b, 51, &r, 1);
+	post_rdma(p.a, 52, &s, IBV_WR_RDMA_WRITE_WITH_IMM, (uintptr_t)buf + 20544,
+		  rmr->rkey, 0x55aa);
+	n = poll_n(wc, 2);
+	w = find(wc, n, 51);
+	check(w && w->status == IBV_WC_SUCCESS && w->opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	      w->byte_len == 22 && be32toh(w->imm_data) == 0x55aa &&
+	      !memcmp(buf + 20544, "written by RDMA WRITE", 22),
+	      "WRITE_WITH_IMM: data at the address, RECV_RDMA_WITH_IMM with the immediate");
+
+	memcpy(buf + 24576, "read me", 8);
+	r = sge_at(25000, 8);
+	post_rdma(p.a, 53, &r, IBV_WR_RDMA_READ, (uintptr_t)buf + 24576, rmr->rkey, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_RDMA_READ &&
+	      !memcmp(buf + 25000, "read me", 8), "RDMA READ brings the bytes back");
+
+	*word = 5;
+	r = sge_at(49160, 8);
+	post_atomic(p.a, 54, &r, IBV_WR_ATOMIC_CMP_AND_SWP, (uintptr_t)word, 5, 9);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_COMP_SWAP &&
+	      *res == 5 && *word == 9, "CMP_AND_SWP: equal, swapped, old value returned");
+	post_atomic(p.a, 55, &r, IBV_WR_ATOMIC_CMP_AND_SWP, (uintptr_t)word, 5, 1);
+	n = poll_n(wc, 1);
+	check(n == 1 && *res == 9 && *word == 9, "CMP_AND_SWP: not equal, left alone");
+	post_atomic(p.a, 56, &r, IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)word, 3, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].opcode == IBV_WC_FETCH_ADD && *res == 9 && *word == 12,
+	      "FETCH_AND_ADD: added, old value returned");
+	ret = post_atomic(p.a, 57, &r, IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)word + 1, 1, 0);
+	check(ret == EINVAL, "a misaligned atomic: EINVAL at post (%d)", ret);
+
+	s = sge_at(0, 8);
+	post_rdma(p.a, 58, &s, IBV_WR_RDMA_WRITE, (uintptr_t)buf + 20480, mr->rkey, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_REM_ACCESS_ERR,
+	      "WRITE through an rkey without remote write: IBV_WC_REM_ACCESS_ERR");
+	free_pair(&p);
+
+	if (make_pair(&p, NULL, 7)) {
+		check(0, "reconnect");
+		return;
+	}
+	post_rdma(p.a, 59, &s, IBV_WR_RDMA_WRITE, (uintptr_t)buf + BUF - 4, rmr->rkey, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_REM_ACCESS_ERR,
+	      "WRITE past the end of the region: IBV_WC_REM_ACCESS_ERR");
+	free_pair(&p);
+
+	qp_access = IBV_ACCESS_REMOTE_WRITE;	/* no remote read on the QP */
+	ret = make_pair(&p, NULL, 7);
+	qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		    IBV_ACCESS_REMOTE_ATOMIC;
+	if (ret) {
+		check(0, "connect a pair without remote read");
+		return;
+	}
+	post_rdma(p.a, 60, &r, IBV_WR_RDMA_READ, (uintptr_t)buf + 24576, rmr->rkey, 0);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].status == IBV_WC_REM_ACCESS_ERR,
+	      "READ from a QP that does not allow it: IBV_WC_REM_ACCESS_ERR");
+	free_pair(&p);
+	while (ibv_poll_cq(cq, 4, wc) > 0)
+		;	/* leave the CQ empty for the next tests */
+}
+
 static void error_tests(void)
 {
 	struct ibv_send_wr wr[3], *bad;
@@ -276,10 +395,10 @@ static void error_tests(void)
 	n = poll_n(wc, 4);
 	check(n == 2 && find(wc, n, 20) && find(wc, n, 30),
 	      "the WR before it was sent, the one after it was not (%d completions)", n);
-	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].opcode = IBV_WR_BIND_MW;
 	wr[0].next = NULL;
 	ret = ibv_post_send(p.a, wr, &bad);
-	check(ret == EOPNOTSUPP && bad == wr, "RDMA WRITE: EOPNOTSUPP until the engine has it (%d)", ret);
+	check(ret == EOPNOTSUPP && bad == wr, "BIND_MW (no memory windows): EOPNOTSUPP (%d)", ret);
 	free_pair(&p);
 
 	p.a = make_qp(NULL);
@@ -335,14 +454,19 @@ int main(int argc, char **argv)
 	cq = ctx ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
 	buf = aligned_alloc(4096, BUF);
 	mr = pd ? ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	check(mr && cq, "context, PD, CQ and MR on %s", argv[1]);
-	if (!mr || !cq)
+	rmr = pd ? ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			      IBV_ACCESS_REMOTE_ATOMIC) : NULL;
+	check(mr && rmr && cq, "context, PD, CQ and MRs on %s", argv[1]);
+	if (!mr || !rmr || !cq)
 		return tap_done();
 
 	data_tests();
+	rdma_tests();
 	error_tests();
 	srq_limit_test();
 
+	ibv_dereg_mr(rmr);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

@@ -60,8 +60,8 @@ int main(int argc, char **argv)
 	check(attr.orig_attr.max_pd == 65536, "max_pd %d", attr.orig_attr.max_pd);
 	check(attr.orig_attr.vendor_id == 0xffffff, "vendor_id 0x%x",
 	      attr.orig_attr.vendor_id);
-	check(attr.orig_attr.atomic_cap == IBV_ATOMIC_NONE,
-	      "no atomics promised before the engine has them");
+	check(attr.orig_attr.atomic_cap == IBV_ATOMIC_HCA,
+	      "atomics, atomic against each other (IBV_ATOMIC_HCA)");
 
 	ret = ibv_query_port(ctx, 1, &port);
 	check(ret == 0, "ibv_query_port(1) returns %d", ret);
