@@ -4,7 +4,7 @@
  * would and moves data between QPs of this device.  So far, between QPs
  * of the same device: SEND and SEND_WITH_IMM, RDMA WRITE and
  * WRITE_WITH_IMM on RC and UC; RDMA READ, ATOMIC_CMP_AND_SWP and
- * ATOMIC_FETCH_AND_ADD on RC.
+ * ATOMIC_FETCH_AND_ADD on RC; SEND and SEND_WITH_IMM on UD, with the GRH.
  *
  * Everything it reads from a ring was written by an untrusted process: a
  * WQE is copied out of the ring before it is looked at, and no index,
@@ -13,7 +13,11 @@
  * their xarray and wait for a grace period before freeing anything.
  */
 #include <linux/highmem.h>
+#include <linux/ip.h>
 #include <linux/rcupdate.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_umem.h>
 
 #include "vhca.h"
@@ -179,9 +183,10 @@ static bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe,
 	return ok;
 }
 
-/* A receive completion on @dst's CQ. */
-static void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status,
-			   u32 len, const struct vhca_swqe *w, u32 src_qpn)
+/* A receive completion on @dst's CQ; @net is a GRH's network type, or 0. */
+static void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
+			       u32 len, const struct vhca_swqe *w, u32 src_qpn,
+			       u8 net)
 {
 	struct vhca_cqe cqe = {
 		.wr_id = wr_id,
@@ -192,6 +197,10 @@ static void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status,
 		.src_qp = src_qpn,
 	};
 
+	if (net) {
+		cqe.flags |= VHCA_CQE_F_GRH | VHCA_CQE_F_NET_HDR;
+		cqe.network_hdr_type = net;
+	}
 	if (w && (w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
 		  w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)) {
 		cqe.flags |= VHCA_CQE_F_IMM;
@@ -201,6 +210,12 @@ static void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status,
 		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe,
 		     w && (w->flags & VHCA_SWQE_F_SOLICITED));
+}
+
+static void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status,
+			   u32 len, const struct vhca_swqe *w, u32 src_qpn)
+{
+	vhca_recv_done_grh(dst, wr_id, status, len, w, src_qpn, 0);
 }
 
 #define VHCA_RNR	0x100	/* not a status: try the WQE again later */
@@ -408,6 +423,127 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/*
+ * The 40-byte GRH slot of a UD receive, as RoCEv2 puts it there: an IPv6
+ * header, or 20 bytes of zeroes and then an IPv4 header.  Returns the
+ * network type, or 0 if the source GID does not exist.
+ */
+static u8 vhca_build_grh(struct vhca_qp *qp, const struct vhca_av *av,
+			 u32 len, u8 *grh)
+{
+	/* the payload after the IP header: UDP, BTH, DETH, data, ICRC */
+	u32 inner = 8 + 12 + 8 + len + 4;
+	const struct ib_gid_attr *sgid;
+	u8 net;
+
+	sgid = rdma_get_gid_attr(qp->ibqp.device, VHCA_PORT, av->sgid_index);
+	if (IS_ERR(sgid))
+		return 0;
+	net = rdma_gid_attr_network_type(sgid);
+	memset(grh, 0, 40);
+	if (net == RDMA_NETWORK_IPV4) {
+		struct iphdr *ip = (struct iphdr *)(grh + 20);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = av->traffic_class;
+		ip->tot_len = htons(sizeof(*ip) + inner);
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = av->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, sgid->gid.raw + 12, 4);
+		memcpy(&ip->daddr, av->dgid + 12, 4);
+		ip->check = ip_fast_csum(ip, ip->ihl);
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
+
+		ip6_flow_hdr(ip6, av->traffic_class,
+			     cpu_to_be32(av->flow_label & 0xfffff));
+		ip6->payload_len = htons(inner);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit;
+		memcpy(&ip6->saddr, sgid->gid.raw, 16);
+		memcpy(&ip6->daddr, av->dgid, 16);
+	}
+	rdma_put_gid_attr(sgid);
+	return net;
+}
+
+/*
+ * A UD SEND: to the QP remote_qpn of this device, if the destination GID
+ * is one of this port's and the qkey matches; otherwise, as on a wire, the
+ * datagram is lost and the sender still completes.  The receiver's
+ * buffers take the GRH first, then the data.  Caller holds rcu_read_lock().
+ */
+static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
+			const struct vhca_swqe *w, struct vhca_seg *sseg,
+			struct vhca_seg *dseg)
+{
+	const struct vhca_av *av = &w->ud.av;
+	struct vhca_rwqe *rwqe = qp->rwqe;
+	const struct ib_gid_attr *dgid;
+	struct vhca_cursor src, dst;
+	struct vhca_seg grh_seg;
+	unsigned int ns, nd;
+	struct vhca_qp *peer;
+	enum ib_qp_state state;
+	u32 qkey, max_sge;
+	u8 grh[40], net;
+	s64 len, room;
+
+	len = vhca_wqe_source(vdev, qp, w, sseg, &ns, 0);
+	if (len < 0)
+		return -len;
+	if (len > ib_mtu_enum_to_int(READ_ONCE(vdev->active_mtu)))
+		return IB_WC_LOC_LEN_ERR;
+
+	dgid = rdma_find_gid_by_port(qp->ibqp.device, (union ib_gid *)av->dgid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, VHCA_PORT,
+				     NULL);
+	if (IS_ERR(dgid))
+		return IB_WC_SUCCESS;	/* not this host's */
+	rdma_put_gid_attr(dgid);
+	peer = xa_load(&vdev->qp_xa, w->ud.remote_qpn);
+	if (!peer || peer->ibqp.qp_type != IB_QPT_UD)
+		return IB_WC_SUCCESS;
+	state = READ_ONCE(peer->state);
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS)
+		return IB_WC_SUCCESS;
+	/* IB: a qkey with the high bit set means "use the sender's own" */
+	qkey = (w->ud.remote_qkey & 0x80000000) ? qp->attr.qkey :
+						  w->ud.remote_qkey;
+	if (qkey != READ_ONCE(peer->attr.qkey))
+		return IB_WC_SUCCESS;
+
+	net = vhca_build_grh(qp, av, len, grh);
+	if (!net)
+		return IB_WC_LOC_QP_OP_ERR;	/* no such source GID */
+	if (!vhca_pop_recv(peer, rwqe, &max_sge))
+		return IB_WC_SUCCESS;	/* no receive: dropped */
+	if (rwqe->num_sge > max_sge) {
+		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
+			       qp->ibqp.qp_num);
+		return IB_WC_SUCCESS;
+	}
+	room = vhca_sges(vdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
+	if (room < 0 || room < len + sizeof(grh)) {
+		vhca_recv_done(peer, rwqe->wr_id,
+			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
+			       0, NULL, qp->ibqp.qp_num);
+		return IB_WC_SUCCESS;
+	}
+	grh_seg = (struct vhca_seg){ .kbuf = grh, .len = sizeof(grh) };
+	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
+	src = (struct vhca_cursor){ .seg = &grh_seg, .nseg = 1 };
+	vhca_copy(&dst, &src, sizeof(grh));
+	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
+	vhca_copy(&dst, &src, len);
+	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + sizeof(grh),
+			   w, qp->ibqp.qp_num, net);
+	return IB_WC_SUCCESS;
+}
+
 static u8 vhca_wc_opcode(u8 wr_opcode)
 {
 	switch (wr_opcode) {
@@ -506,6 +642,10 @@ static void vhca_sq_run(struct vhca_qp *qp)
 		switch (w->opcode) {
 		case IB_UVERBS_WR_SEND:
 		case IB_UVERBS_WR_SEND_WITH_IMM:
+			status = qp->ibqp.qp_type == IB_QPT_UD ?
+				 vhca_exec_ud(vdev, qp, w, sseg, dseg) :
+				 vhca_exec(vdev, qp, w, sseg, dseg);
+			break;
 		case IB_UVERBS_WR_RDMA_WRITE:
 		case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 			status = vhca_exec(vdev, qp, w, sseg, dseg);

@@ -43,6 +43,12 @@ struct vhca_srq {
 	uint32_t max_sge;
 };
 
+/* An address handle is its address vector, copied into each UD WQE. */
+struct vhca_ah {
+	struct ibv_ah ibah;
+	struct vhca_av av;
+};
+
 /* The send doorbell: POST_SEND with no WR, built once per QP. */
 struct vhca_doorbell {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -113,5 +119,8 @@ int vhca_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
+
+struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int vhca_destroy_ah(struct ibv_ah *ah);
 
 #endif /* VHCA_PROVIDER_H */

@@ -156,12 +156,47 @@ int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 #define VHCA_SEND_FLAGS (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 			 IBV_SEND_FENCE | IBV_SEND_INLINE)
 
-/* Opcodes per QP type that the engine executes (UD: none yet). */
+/*
+ * RoCE addresses are GIDs: an AH needs a GRH.  It is kept here, in
+ * userspace; the kernel sees it only inside the WQEs that use it.
+ */
+struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	struct vhca_ah *ah;
+
+	(void)pd;
+	if (!attr->is_global || attr->port_num != 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(ah->av.dgid, attr->grh.dgid.raw, 16);
+	ah->av.flow_label = attr->grh.flow_label;
+	ah->av.sgid_index = attr->grh.sgid_index;
+	ah->av.hop_limit = attr->grh.hop_limit;
+	ah->av.traffic_class = attr->grh.traffic_class;
+	ah->av.network_type = memcmp(ah->av.dgid, v4mapped, 12) ? 2 : 1;
+	return &ah->ibah;
+}
+
+int vhca_destroy_ah(struct ibv_ah *ah)
+{
+	free(container_of(ah, struct vhca_ah, ibah));
+	return 0;
+}
+
+/* Opcodes per QP type that the engine executes. */
 static bool vhca_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
@@ -189,6 +224,8 @@ static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *w
 		       (wr->send_flags & IBV_SEND_INLINE) ? EINVAL : 0;
 	if (wr->opcode == IBV_WR_RDMA_READ && (wr->send_flags & IBV_SEND_INLINE))
 		return EINVAL;
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
 	if (wr->send_flags & ~VHCA_SEND_FLAGS)
 		return EINVAL;
 	if (wr->num_sge < 0)
@@ -203,9 +240,16 @@ static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *w
 	return 0;
 }
 
-static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr)
+static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr,
+			    enum ibv_qp_type type)
 {
 	int i;
+
+	if (type == IBV_QPT_UD) {
+		w->ud.av = container_of(wr->wr.ud.ah, struct vhca_ah, ibah)->av;
+		w->ud.remote_qpn = wr->wr.ud.remote_qpn;
+		w->ud.remote_qkey = wr->wr.ud.remote_qkey;
+	}
 
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;	/* IBV_WR_* == IB_UVERBS_WR_* */
@@ -214,7 +258,7 @@ static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr)
 		   ((wr->send_flags & IBV_SEND_FENCE) ? VHCA_SWQE_F_FENCE : 0);
 	w->ex = (wr->opcode == IBV_WR_SEND_WITH_IMM ||
 		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ? wr->imm_data : 0;
-	switch (wr->opcode) {
+	switch (type == IBV_QPT_UD ? IBV_WR_SEND : wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
@@ -289,7 +333,7 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = ENOMEM;
 			break;
 		}
-		vhca_write_swqe(vhca_uring_slot(r, prod), wr);
+		vhca_write_swqe(vhca_uring_slot(r, prod), wr, ibqp->qp_type);
 		prod++;
 	}
 	posted = prod != r->idx;

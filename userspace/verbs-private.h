@@ -101,7 +101,8 @@ struct verbs_context_ops {
 	void *alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	void *alloc_td, *async_event, *attach_counters_point_flow;
-	void *attach_mcast, *bind_mw, *close_xrcd, *cq_event, *create_ah;
+	void *attach_mcast, *bind_mw, *close_xrcd, *cq_event;
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	void *create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
 				    struct ibv_comp_channel *channel,
@@ -119,7 +120,8 @@ struct verbs_context_ops {
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	void *dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
-	void *destroy_ah, *destroy_counters;
+	int (*destroy_ah)(struct ibv_ah *ah);
+	void *destroy_counters;
 	int (*destroy_cq)(struct ibv_cq *cq);
 	void *destroy_flow, *destroy_flow_action;
 	int (*destroy_qp)(struct ibv_qp *qp);
@@ -360,6 +362,8 @@ _Static_assert(offsetof(struct verbs_context_ops, dereg_mr) == 28 * 8, "dereg_mr
 _Static_assert(sizeof(struct verbs_mr) == sizeof(struct ibv_mr) + 8, "verbs_mr");
 _Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 68 * 8, "reg_mr");
 _Static_assert(offsetof(struct verbs_context_ops, create_qp) == 19 * 8, "create_qp");
+_Static_assert(offsetof(struct verbs_context_ops, create_ah) == 13 * 8, "create_ah");
+_Static_assert(offsetof(struct verbs_context_ops, destroy_ah) == 29 * 8, "destroy_ah");
 _Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 69 * 8, "req_notify_cq");
 _Static_assert(offsetof(struct verbs_context_ops, destroy_qp) == 34 * 8, "destroy_qp");
 _Static_assert(offsetof(struct verbs_context_ops, modify_qp) == 47 * 8, "modify_qp");

@@ -146,11 +146,13 @@ static void vhca_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops vhca_ctx_ops = {
 	.alloc_pd = vhca_alloc_pd,
+	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_qp = vhca_create_qp,
 	.create_srq = vhca_create_srq,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
+	.destroy_ah = vhca_destroy_ah,
 	.destroy_cq = vhca_destroy_cq,
 	.destroy_qp = vhca_destroy_qp,
 	.destroy_srq = vhca_destroy_srq,

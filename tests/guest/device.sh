@@ -103,6 +103,10 @@ check_eq "IPv4 GID is RoCE v2" \
 	"$(cat $ib/vhca0/ports/1/gid_attrs/types/"$(gid_index vhca0 $v4)" 2>&1)" "RoCE v2"
 check_eq "IPv4 GID names its netdev" \
 	"$(cat $ib/vhca0/ports/1/gid_attrs/ndevs/"$(gid_index vhca0 $v4)" 2>&1)" eth0
+build/tests/ud vhca0 "$(gid_index vhca0 $v4)" >/tmp/ud.tap 2>&1
+ud_rc=$?
+tap_import ud </tmp/ud.tap
+check_eq "ud exit status" "$ud_rc" 0
 ip addr del 10.76.0.1/24 dev eth0
 check "removing the address removes its GID" wait_for 10 no_gid vhca0 $v4
 check "the IPv6 GID stays" has_gid vhca0 $v6

@@ -21,6 +21,7 @@ example() {
 }
 
 for args in "ibv_rc_pingpong -n 1000 -c" "ibv_uc_pingpong -n 1000 -c" \
+	    "ibv_ud_pingpong -n 1000" \
 	    "ibv_srq_pingpong -n 1000" "ibv_srq_pingpong -q 16 -n 500" \
 	    "ibv_rc_pingpong -n 200 -s 65536 -c" "ibv_rc_pingpong -n 500 -e"; do
 	check "$args" example $args
