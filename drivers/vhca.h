@@ -239,6 +239,15 @@ extern struct workqueue_struct *vhca_wq;
 void vhca_sq_work(struct work_struct *work);
 void vhca_qp_kick(struct vhca_qp *qp);
 void vhca_qp_flush_sq(struct vhca_qp *qp);
+#if IS_ENABLED(CONFIG_KUNIT)
+/* The engine's validators, visible to its KUnit suite. */
+struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key, struct ib_pd *pd,
+			     int access, u64 va, u32 len);
+s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
+	      struct ib_pd *pd, int access, struct vhca_seg *seg,
+	      unsigned int *nseg);
+bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
+#endif
 
 /* vhca_cq.c */
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,

@@ -12,6 +12,7 @@
  * (QPs, MRs) are looked up under RCU; their destroy paths erase them from
  * their xarray and wait for a grace period before freeing anything.
  */
+#include <kunit/visibility.h>
 #include <linux/highmem.h>
 #include <linux/ip.h>
 #include <linux/rcupdate.h>
@@ -42,9 +43,9 @@ static const u32 vhca_rnr_usecs[32] = {
  * An MR that @key names, in @pd, granting @access, covering [va, va+len).
  * Caller holds rcu_read_lock().
  */
-static struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key,
-				    struct ib_pd *pd, int access, u64 va,
-				    u32 len)
+VISIBLE_IF_KUNIT struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key,
+					      struct ib_pd *pd, int access,
+					      u64 va, u32 len)
 {
 	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
 
@@ -103,9 +104,10 @@ static void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
  * Turn a WQE's SGEs into segments in @seg, checking each key for @pd and
  * @access.  Returns the total length, or -1 for a bad key or range.
  */
-static s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge,
-		     u32 num, struct ib_pd *pd, int access,
-		     struct vhca_seg *seg, unsigned int *nseg)
+VISIBLE_IF_KUNIT s64 vhca_sges(struct vhca_dev *vdev,
+			       const struct vhca_sge *sge, u32 num,
+			       struct ib_pd *pd, int access,
+			       struct vhca_seg *seg, unsigned int *nseg)
 {
 	s64 total = 0;
 	u32 i;
@@ -134,8 +136,8 @@ static s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge,
  * by the ring's stride and SGE limit.  Returns false if there is none (or
  * the ring's producer index is impossible).  Any context.
  */
-static bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe,
-			  u32 *max_sge)
+VISIBLE_IF_KUNIT bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe,
+				    u32 *max_sge)
 {
 	struct vhca_uring *r;
 	spinlock_t *lock;	/* the ring's consumer side */

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * KUnit tests of what the engine does with untrusted ring contents: keys,
+ * PDs, access and ranges of SGEs, and receive rings whose producer index
+ * or WQEs a process has scribbled over.
+ */
+#include <kunit/test.h>
+#include <linux/vmalloc.h>
+
+#include "vhca.h"
+
+struct engine_fixture {
+	struct vhca_dev vdev;
+	struct vhca_mr mr;
+	struct ib_pd pd, other_pd;
+	u32 key;
+};
+
+static int engine_init(struct kunit *test)
+{
+	struct engine_fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	u32 index;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	xa_init_flags(&f->vdev.mr_xa, XA_FLAGS_ALLOC1);
+	f->mr.iova = 0x10000;
+	f->mr.length = 0x2000;
+	f->mr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	f->mr.pd = &f->pd;
+	KUNIT_ASSERT_EQ(test, xa_alloc(&f->vdev.mr_xa, &index, &f->mr,
+				       XA_LIMIT(1, VHCA_MAX_MR), GFP_KERNEL), 0);
+	f->key = index << 8 | 0x5a;
+	f->mr.ibmr.lkey = f->key;
+	test->priv = f;
+	return 0;
+}
+
+static void engine_exit(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+
+	xa_destroy(&f->vdev.mr_xa);
+}
+
+static struct vhca_mr *find(struct engine_fixture *f, u32 key, struct ib_pd *pd,
+			    int access, u64 va, u32 len)
+{
+	return vhca_mr_find(&f->vdev, key, pd, access, va, len);
+}
+
+static void mr_keys(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+
+	KUNIT_EXPECT_PTR_EQ(test, find(f, f->key, &f->pd, 0, 0x10000, 16), &f->mr);
+	/* the index is right but the variant byte is stale */
+	KUNIT_EXPECT_NULL(test, find(f, f->key ^ 1, &f->pd, 0, 0x10000, 16));
+	KUNIT_EXPECT_NULL(test, find(f, f->key + 0x100, &f->pd, 0, 0x10000, 16));
+	KUNIT_EXPECT_NULL(test, find(f, 0, &f->pd, 0, 0x10000, 16));
+	KUNIT_EXPECT_NULL(test, find(f, U32_MAX, &f->pd, 0, 0x10000, 16));
+	/* another protection domain's key is no key */
+	KUNIT_EXPECT_NULL(test, find(f, f->key, &f->other_pd, 0, 0x10000, 16));
+}
+
+static void mr_access(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+
+	KUNIT_EXPECT_NOT_NULL(test, find(f, f->key, &f->pd, IB_ACCESS_REMOTE_WRITE,
+					 0x10000, 16));
+	KUNIT_EXPECT_NULL(test, find(f, f->key, &f->pd, IB_ACCESS_REMOTE_READ,
+				     0x10000, 16));
+	KUNIT_EXPECT_NULL(test, find(f, f->key, &f->pd, IB_ACCESS_REMOTE_ATOMIC,
+				     0x10000, 8));
+}
+
+static void mr_ranges(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+
+	KUNIT_EXPECT_NOT_NULL(test, find(f, f->key, &f->pd, 0, 0x10000, 0x2000));
+	KUNIT_EXPECT_NOT_NULL(test, find(f, f->key, &f->pd, 0, 0x11fff, 1));
+	KUNIT_EXPECT_NOT_NULL(test, find(f, f->key, &f->pd, 0, 0x12000, 0));
+	KUNIT_EXPECT_NULL(test, find(f, f->key, &f->pd, 0, 0xffff, 2));
+	KUNIT_EXPECT_NULL(test, find(f, f->key, &f->pd, 0, 0x11fff, 2));
+	KUNIT_EXPECT_NULL(test, find(f, f->key, &f->pd, 0, 0x10000, 0x2001));
+	/* a length that wraps the address space */
+	KUNIT_EXPECT_NULL(test, find(f, f->key, &f->pd, 0, U64_MAX - 4, 16));
+	KUNIT_EXPECT_NULL(test, find(f, f->key, &f->pd, 0, 0x10000, U32_MAX));
+}
+
+static void sge_lists(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+	struct vhca_sge sge[4] = {
+		{ .addr = 0x10000, .length = 100, .lkey = f->key },
+		{ .addr = 0x10100, .length = 0, .lkey = 0xdead },	/* skipped */
+		{ .addr = 0x10200, .length = 200, .lkey = f->key },
+		{ .addr = 0x11f00, .length = 0x200, .lkey = f->key },	/* past the end */
+	};
+	struct vhca_seg seg[4];
+	unsigned int n;
+
+	KUNIT_EXPECT_EQ(test, vhca_sges(&f->vdev, sge, 3, &f->pd,
+					IB_ACCESS_LOCAL_WRITE, seg, &n), 300);
+	KUNIT_EXPECT_EQ(test, n, 2U);
+	KUNIT_EXPECT_EQ(test, vhca_sges(&f->vdev, sge, 4, &f->pd, 0, seg, &n), -1);
+	sge[0].lkey++;
+	KUNIT_EXPECT_EQ(test, vhca_sges(&f->vdev, sge, 1, &f->pd, 0, seg, &n), -1);
+}
+
+/* A QP with a 4-slot receive ring in kernel memory, as a process sees it. */
+static struct vhca_qp *ring_qp(struct kunit *test)
+{
+	struct vhca_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct vhca_qgeom g;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	KUNIT_ASSERT_EQ(test, vhca_rq_geometry(4, 1, VHCA_MAX_QP_WR, &g), 0);
+	qp->rq.g = g;
+	qp->rq.hdr = kunit_kzalloc(test, vhca_ring_bytes(&g), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->rq.hdr);
+	spin_lock_init(&qp->rq_lock);
+	return qp;
+}
+
+static void pop_recv(struct kunit *test)
+{
+	struct vhca_qp *qp = ring_qp(test);
+	struct vhca_rwqe *slot = vhca_uring_slot(&qp->rq, 0);
+	u8 *out = kunit_kzalloc(test, VHCA_MAX_RWQE_STRIDE, GFP_KERNEL);
+	struct vhca_rwqe *wqe = (struct vhca_rwqe *)out;
+	u32 max_sge, stride = 1U << qp->rq.g.log2_stride;
+
+	KUNIT_EXPECT_FALSE(test, vhca_pop_recv(qp, wqe, &max_sge));
+
+	slot->wr_id = 7;
+	slot->num_sge = 1000;	/* past the maximum: the caller refuses it */
+	qp->rq.hdr->producer = 1;
+	memset(out, 0xcc, VHCA_MAX_RWQE_STRIDE);
+	KUNIT_EXPECT_TRUE(test, vhca_pop_recv(qp, wqe, &max_sge));
+	KUNIT_EXPECT_EQ(test, wqe->wr_id, 7ULL);
+	KUNIT_EXPECT_EQ(test, wqe->num_sge, 1000U);
+	KUNIT_EXPECT_EQ(test, max_sge, qp->rq.g.max_sge);
+	KUNIT_EXPECT_GT(test, wqe->num_sge, max_sge);
+	/* one slot's worth copied, not what num_sge claims */
+	KUNIT_EXPECT_EQ(test, out[stride], 0xcc);
+	KUNIT_EXPECT_EQ(test, qp->rq.hdr->consumer, 1U);
+	KUNIT_EXPECT_FALSE(test, vhca_pop_recv(qp, wqe, &max_sge));
+}
+
+static void pop_recv_corrupt(struct kunit *test)
+{
+	struct vhca_qp *qp = ring_qp(test);
+	struct vhca_rwqe wqe[64];
+	u32 max_sge;
+
+	/* more posted than the ring has slots */
+	qp->rq.hdr->producer = 5;
+	KUNIT_EXPECT_FALSE(test, vhca_pop_recv(qp, wqe, &max_sge));
+	qp->rq.hdr->producer = 0x80000000U;
+	KUNIT_EXPECT_FALSE(test, vhca_pop_recv(qp, wqe, &max_sge));
+	/* a producer behind the kernel's consumer */
+	qp->rq_cons = 3;
+	qp->rq.hdr->producer = 2;
+	KUNIT_EXPECT_FALSE(test, vhca_pop_recv(qp, wqe, &max_sge));
+	/* the consumer index the process sees is not rewound by any of it */
+	KUNIT_EXPECT_EQ(test, qp->rq_cons, 3U);
+	KUNIT_EXPECT_EQ(test, qp->rq.hdr->consumer, 0U);
+	/* and a sane producer again works from the kernel's own index */
+	qp->rq.hdr->producer = 4;
+	KUNIT_EXPECT_TRUE(test, vhca_pop_recv(qp, wqe, &max_sge));
+	KUNIT_EXPECT_EQ(test, qp->rq_cons, 4U);
+}
+
+static struct kunit_case vhca_engine_cases[] = {
+	KUNIT_CASE(mr_keys),
+	KUNIT_CASE(mr_access),
+	KUNIT_CASE(mr_ranges),
+	KUNIT_CASE(sge_lists),
+	KUNIT_CASE(pop_recv),
+	KUNIT_CASE(pop_recv_corrupt),
+	{}
+};
+
+static struct kunit_suite vhca_engine_suite = {
+	.name = "vhca-engine",
+	.init = engine_init,
+	.exit = engine_exit,
+	.test_cases = vhca_engine_cases,
+};
+
+kunit_test_suite(vhca_engine_suite);
