@@ -71,26 +71,11 @@ check_eq "uverbs ABI version" "$(uverbs_abi vhca0)" 22088
 check_eq "hca_type (what the provider matches on)" "$(cat $ib/vhca0/hca_type)" vhca
 check "the device's parent owns the netdev (device/net/eth0)" \
 	test -d $ib/vhca0/device/net/eth0
-build/tests/verbs_basic vhca0 >/tmp/verbs.tap 2>&1
-verbs_rc=$?
-tap_import verbs </tmp/verbs.tap
-check_eq "verbs_basic exit status" "$verbs_rc" 0
-build/tests/rings vhca0 >/tmp/rings.tap 2>&1
-rings_rc=$?
-tap_import rings </tmp/rings.tap
-check_eq "rings exit status" "$rings_rc" 0
-build/tests/mr vhca0 >/tmp/mr.tap 2>&1
-mr_rc=$?
-tap_import mr </tmp/mr.tap
-check_eq "mr exit status" "$mr_rc" 0
-build/tests/qp vhca0 >/tmp/qp.tap 2>&1
-qp_rc=$?
-tap_import qp </tmp/qp.tap
-check_eq "qp exit status" "$qp_rc" 0
-build/tests/send vhca0 >/tmp/send.tap 2>&1
-send_rc=$?
-tap_import send </tmp/send.tap
-check_eq "send exit status" "$send_rc" 0
+tap_run verbs build/tests/verbs_basic vhca0
+tap_run rings build/tests/rings vhca0
+tap_run mr build/tests/mr vhca0
+tap_run qp build/tests/qp vhca0
+tap_run send build/tests/send vhca0
 
 # --- GIDs from the netdev's addresses ---------------------------------------
 ip addr add 10.76.0.1/24 dev eth0
@@ -103,10 +88,7 @@ check_eq "IPv4 GID is RoCE v2" \
 	"$(cat $ib/vhca0/ports/1/gid_attrs/types/"$(gid_index vhca0 $v4)" 2>&1)" "RoCE v2"
 check_eq "IPv4 GID names its netdev" \
 	"$(cat $ib/vhca0/ports/1/gid_attrs/ndevs/"$(gid_index vhca0 $v4)" 2>&1)" eth0
-build/tests/ud vhca0 "$(gid_index vhca0 $v4)" >/tmp/ud.tap 2>&1
-ud_rc=$?
-tap_import ud </tmp/ud.tap
-check_eq "ud exit status" "$ud_rc" 0
+tap_run ud build/tests/ud vhca0 "$(gid_index vhca0 $v4)"
 ip addr del 10.76.0.1/24 dev eth0
 check "removing the address removes its GID" wait_for 10 no_gid vhca0 $v4
 check "the IPv6 GID stays" has_gid vhca0 $v6

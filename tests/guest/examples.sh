@@ -9,16 +9,19 @@ ip link set eth0 up
 rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
 sleep 1
 
-# example NAME ARGS...: run NAME as server and as client against it
-example() {
-	local prog=$1
-	shift
-	"$prog" -d vhca0 -g 0 "$@" >/tmp/server.log 2>&1 &
-	local srv=$!
-	sleep 1
-	timeout 120 "$prog" -d vhca0 -g 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &&
+# server_client GIDFLAG PROG ARGS...: PROG as server, then as its client;
+# rdma-core's examples name the GID index -g, perftest -x
+server_client() {
+	local gid=$1 prog=$2 srv
+	shift 2
+	"$prog" -d vhca0 "$gid" 0 "$@" >/tmp/server.log 2>&1 &
+	srv=$!
+	sleep 2
+	timeout 120 "$prog" -d vhca0 "$gid" 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &&
 		wait $srv
 }
+example() { server_client -g "$@"; }
+perftest() { server_client -x "$@"; }
 
 for args in "ibv_rc_pingpong -n 1000 -c" "ibv_uc_pingpong -n 1000 -c" \
 	    "ibv_ud_pingpong -n 1000" \
@@ -27,17 +30,6 @@ for args in "ibv_rc_pingpong -n 1000 -c" "ibv_uc_pingpong -n 1000 -c" \
 	check "$args" example $args
 	grep -h "usec/iter" /tmp/client.log | sed 's/^/#   /'
 done
-# perftest ARGS...: server and client of a perftest program
-perftest() {
-	local prog=$1
-	shift
-	"$prog" -d vhca0 -x 0 "$@" >/tmp/server.log 2>&1 &
-	local srv=$!
-	sleep 2
-	timeout 120 "$prog" -d vhca0 -x 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &&
-		wait $srv
-}
-
 for args in "ib_send_bw -D 2 -s 65536" "ib_send_bw -D 2 -s 65536 --use-srq" \
 	    "ib_send_bw -D 2 -s 64" "ib_send_lat -n 1000 -s 2" \
 	    "ib_write_bw -D 2 -s 65536" "ib_read_bw -D 2 -s 65536" \

@@ -61,6 +61,17 @@ tap_import() {
 	done
 }
 
+# tap_run NAME CMD...: run a program printing TAP, import its lines, and
+# count its exit status as one more test
+tap_run() {
+	local name=$1 rc
+	shift
+	"$@" >"/tmp/$name.tap" 2>&1
+	rc=$?
+	tap_import "$name" <"/tmp/$name.tap"
+	check_eq "$name exit status" "$rc" 0
+}
+
 tap_done() {
 	echo "1..$tap_n"
 	[ "$tap_failed" = 0 ]
