@@ -267,6 +267,7 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
 int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void vhca_qp_set_error(struct vhca_qp *qp);
 
 /* vhca_ring.c */
 int vhca_rq_geometry(u32 max_wr, u32 max_sge, u32 max_wr_limit,

@@ -610,12 +610,6 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 	}
 }
 
-static void vhca_qp_error(struct vhca_qp *qp)
-{
-	qp->state = IB_QPS_ERR;
-	vhca_qp_flush_sq(qp);
-}
-
 /* Execute what is posted on @qp's send ring.  Caller holds qp->lock. */
 static void vhca_sq_run(struct vhca_qp *qp)
 {
@@ -635,7 +629,7 @@ static void vhca_sq_run(struct vhca_qp *qp)
 	/* Acquire pairs with the provider's release of the producer. */
 	prod = smp_load_acquire(&qp->sq.hdr->producer);
 	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots)) {
-		vhca_qp_error(qp);
+		vhca_qp_set_error(qp);
 		return;
 	}
 	while (qp->sq_cons != prod) {
@@ -696,7 +690,7 @@ static void vhca_sq_run(struct vhca_qp *qp)
 		    (w->flags & VHCA_SWQE_F_SIGNALED))
 			vhca_send_done(qp, w, status);
 		if (status != IB_WC_SUCCESS) {
-			vhca_qp_error(qp);
+			vhca_qp_set_error(qp);
 			return;
 		}
 	}

@@ -80,6 +80,21 @@ static void vhca_qp_enter_error(struct vhca_qp *qp)
 		vhca_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
+/**
+ * vhca_qp_set_error() - move a QP to the error state
+ * @qp: the QP; caller holds qp->lock
+ *
+ * The one way into ERR, for modify_qp and for the engine alike: both
+ * rings are flushed and an SRQ-attached QP raises LAST_WQE_REACHED.
+ */
+void vhca_qp_set_error(struct vhca_qp *qp)
+{
+	if (qp->state == IB_QPS_ERR)
+		return;
+	vhca_qp_enter_error(qp);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+}
+
 static void vhca_qp_free_rings(struct vhca_qp *qp)
 {
 	vhca_uring_destroy(&qp->sq);
@@ -324,8 +339,8 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (qp->rq.umap)
 			WRITE_ONCE(qp->rq.hdr->consumer, 0);
 	}
-	if (next == IB_QPS_ERR && qp->state != IB_QPS_ERR)
-		vhca_qp_enter_error(qp);
+	if (next == IB_QPS_ERR)
+		vhca_qp_set_error(qp);
 	if (next == IB_QPS_RTS && qp->state != IB_QPS_RTS) {
 		qp->rnr_left = qp->attr.rnr_retry;
 		vhca_qp_kick(qp);	/* sends posted before RTS run now */

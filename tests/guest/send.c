@@ -198,13 +198,18 @@ static void data_tests(void)
 	/* receive buffer too small */
 	r[0] = sge_at(41000, 10);
 	post_recv(p.b, 7, r, 1);
+	r[1] = sge_at(42000, 64);
+	post_recv(p.a, 70, &r[1], 1);	/* the sender's own receive */
 	s[0] = sge_at(0, 100);
 	post_send(p.a, 8, s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
-	n = poll_n(wc, 2);
+	n = poll_n(wc, 3);
 	w = find(wc, n, 7);
 	check(w && w->status == IBV_WC_LOC_LEN_ERR, "receiver: IBV_WC_LOC_LEN_ERR");
 	w = find(wc, n, 8);
 	check(w && w->status == IBV_WC_REM_INV_REQ_ERR, "sender: IBV_WC_REM_INV_REQ_ERR");
+	w = find(wc, n, 70);
+	check(w && w->status == IBV_WC_WR_FLUSH_ERR && w->qp_num == p.a->qp_num,
+	      "the failed sender's posted receive is flushed too (it is in ERR)");
 	post_send(p.a, 9, s, 1, IBV_WR_SEND, 0, 0);
 	n = poll_n(wc, 1);
 	check(n == 1 && wc[0].wr_id == 9 && wc[0].status == IBV_WC_WR_FLUSH_ERR,
