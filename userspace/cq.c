@@ -37,7 +37,8 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 		goto err_free;
 	ret = vhca_uring_map(&cq->ring, context->cmd_fd, resp.drv.mmap_key,
 			     resp.drv.mmap_size, resp.drv.log2_slots,
-			     __builtin_ctz(VHCA_CQE_STRIDE));
+			     __builtin_ctz(VHCA_CQE_STRIDE),
+			     sizeof(struct vhca_cqe));
 	if (ret)
 		goto err_destroy;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);

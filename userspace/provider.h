@@ -69,7 +69,14 @@ struct vhca_qp {
 };
 
 int vhca_uring_map(struct vhca_uring *r, int cmd_fd, uint64_t key,
-		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride);
+		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride,
+		   size_t entry);
+
+/* Bytes of a receive WQE with @max_sge SGEs. */
+static inline size_t vhca_rwqe_bytes(uint32_t max_sge)
+{
+	return sizeof(struct vhca_rwqe) + (size_t)max_sge * sizeof(struct vhca_sge);
+}
 void vhca_uring_unmap(struct vhca_uring *r);
 int vhca_post_rwqes(struct vhca_uring *r, pthread_spinlock_t *lock,
 		    uint32_t max_sge, struct ibv_recv_wr *wr,

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
 #include "provider.h"
 
 /*
@@ -45,19 +47,19 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		goto err_free;
 	ret = vhca_uring_map(&qp->sq, fd, resp.drv.sq_mmap_key,
 			     resp.drv.sq_mmap_size, resp.drv.sq_log2_slots,
-			     resp.drv.sq_log2_stride);
+			     resp.drv.sq_log2_stride,
+			     VHCA_SWQE_HDR_SIZE +
+			     MAX((size_t)resp.drv.max_send_sge *
+				 sizeof(struct vhca_sge),
+				 (size_t)resp.drv.max_inline));
 	if (ret)
 		goto err_destroy;
 	if (resp.drv.rq_mmap_size) {
-		if (sizeof(struct vhca_rwqe) + resp.drv.max_recv_sge *
-		    sizeof(struct vhca_sge) > (1U << resp.drv.rq_log2_stride)) {
-			ret = EPROTO;
-			goto err_unmap;
-		}
 		ret = vhca_uring_map(&qp->rq, fd, resp.drv.rq_mmap_key,
 				     resp.drv.rq_mmap_size,
 				     resp.drv.rq_log2_slots,
-				     resp.drv.rq_log2_stride);
+				     resp.drv.rq_log2_stride,
+				     vhca_rwqe_bytes(resp.drv.max_recv_sge));
 		if (ret)
 			goto err_unmap;
 	}

@@ -5,13 +5,21 @@
 
 #include "provider.h"
 
-/* Map a ring and check that the geometry the kernel gave fits the mapping. */
+/*
+ * Map a ring, checking that the geometry the kernel gave fits the mapping
+ * (every slot is at least VHCA_WQE_MIN_STRIDE bytes) and that the largest
+ * entry this ring holds (@entry bytes) fits a slot: anything else would let
+ * one WQE overrun the next.
+ */
 int vhca_uring_map(struct vhca_uring *r, int cmd_fd, uint64_t key,
-		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride)
+		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride,
+		   size_t entry)
 {
 	void *p;
 
 	if (log2_slots > VHCA_RING_MAX_LOG2 || log2_stride > 16 ||
+	    (1U << log2_stride) < VHCA_WQE_MIN_STRIDE ||
+	    entry > (1U << log2_stride) ||
 	    (uint64_t)VHCA_RING_HDR_SIZE +
 	    ((uint64_t)1 << (log2_slots + log2_stride)) > size)
 		return EPROTO;

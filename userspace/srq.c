@@ -37,15 +37,10 @@ struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 				 sizeof(resp));
 	if (ret)
 		goto err_free;
-	if (resp.drv.log2_stride < __builtin_ctz(VHCA_WQE_MIN_STRIDE) ||
-	    sizeof(struct vhca_rwqe) + resp.drv.max_sge *
-	    sizeof(struct vhca_sge) > (1U << resp.drv.log2_stride)) {
-		ret = EPROTO;
-		goto err_destroy;
-	}
 	ret = vhca_uring_map(&srq->ring, pd->context->cmd_fd,
 			     resp.drv.mmap_key, resp.drv.mmap_size,
-			     resp.drv.log2_slots, resp.drv.log2_stride);
+			     resp.drv.log2_slots, resp.drv.log2_stride,
+			     vhca_rwqe_bytes(resp.drv.max_sge));
 	if (ret)
 		goto err_destroy;
 	srq->max_sge = resp.drv.max_sge;
