@@ -333,11 +333,14 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	vhca_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
-		qp->rq_cons = 0;
-		qp->sq_cons = 0;
+		qp->sq_cons = 0;	/* the send ring is ours: qp->lock */
 		WRITE_ONCE(qp->sq.hdr->consumer, 0);
+		/* a peer's engine may be taking a receive WQE right now */
+		spin_lock_irq(&qp->rq_lock);
+		qp->rq_cons = 0;
 		if (qp->rq.umap)
 			WRITE_ONCE(qp->rq.hdr->consumer, 0);
+		spin_unlock_irq(&qp->rq_lock);
 	}
 	if (next == IB_QPS_ERR)
 		vhca_qp_set_error(qp);
