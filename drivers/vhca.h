@@ -24,6 +24,7 @@
 #define VHCA_MAX_RD_ATOM	16
 #define VHCA_MAX_QP_WR		32768	/* a power of two */
 #define VHCA_MAX_CQE		65536	/* a power of two */
+#define VHCA_MAX_FAST_PAGES	4096	/* page list of a fast-register MR */
 #define VHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
 
 struct vhca_dev {
@@ -75,11 +76,13 @@ struct vhca_umap {
 };
 
 /**
- * struct vhca_uring - a ring shared with userspace
+ * struct vhca_uring - a ring, shared with userspace or the kernel's own
  * @g: the geometry, the kernel's own copy: never read back from the ring
- * @hdr: the shared header (userspace writes it too)
+ * @hdr: the header; NULL for a ring that does not exist (the RQ of a QP on
+ *	an SRQ).  Userspace writes a shared ring's header too.
  * @bytes: mapping size
- * @umap: the memory and its mmap entry
+ * @umap: the memory and its mmap entry; NULL for a kernel object's ring,
+ *	which is vmalloc memory only the kernel sees
  */
 struct vhca_uring {
 	struct vhca_qgeom g;
@@ -98,6 +101,7 @@ struct vhca_uring {
  * @overflowed: a CQE did not fit; the CQ is in error and takes no more
  * @notify: armed for the next completion (IB_CQ_NEXT_COMP), the next
  *	solicited or failed one (IB_CQ_SOLICITED), or not (0)
+ * @poll_lock: serialises a kernel CQ's pollers (its consumer index)
  */
 struct vhca_cq {
 	struct ib_cq ibcq;
@@ -107,6 +111,7 @@ struct vhca_cq {
 	u32 prod;
 	bool overflowed;
 	u8 notify;
+	spinlock_t poll_lock;	/* a kernel CQ's consumer index */
 };
 
 struct vhca_srq {
@@ -116,21 +121,40 @@ struct vhca_srq {
 	u32 limit;	/* armed when non-zero; one-shot */
 	spinlock_t lock;	/* cons, limit */
 	u32 cons;	/* the engine's consumer index */
+	spinlock_t post_lock;	/* a kernel SRQ's producer index */
+};
+
+enum vhca_mr_type {
+	VHCA_MR_USER,	/* pinned user pages */
+	VHCA_MR_DMA,	/* all of the kernel's memory: get_dma_mr */
+	VHCA_MR_FAST,	/* a page list, valid between REG_MR and invalidation */
 };
 
 /**
  * struct vhca_mr - a memory region
  * @ibmr: lkey == rkey: index in mr_xa << 8 | a variant byte
+ * @key: the key the engine accepts: ibmr's, except that a fast-register
+ *	MR has 0 (no key) until a REG_MR WQE runs and again once invalidated,
+ *	whatever its user wrote into ibmr.  Released after the fields below.
+ * @type: enum vhca_mr_type
  * @umem: the pinned user memory
  * @iova: the address the region starts at for its users
  * @length: its length
  * @access: IB_ACCESS_* the region grants
  * @pd: its protection domain
- * @pages: the pinned pages, in order
- * @offset: where iova falls in the first page
+ * @pages: the pinned pages of a user MR, in order
+ * @offset: where iova falls in the first page (or fast-register page)
+ * @fpages: a fast-register MR's page list: kernel virtual addresses, as
+ *	the core's virtual DMA mapping hands them out
+ * @max_pages: room in @fpages
+ * @npages: entries map_mr_sg filled in
+ * @page_shift: log2 of the page size of @fpages, fixed by REG_MR
+ * @rcu: kernel MRs are freed after a grace period without waiting for it
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
+	u32 key;
+	u8 type;
 	struct ib_umem *umem;
 	u64 iova;
 	u64 length;
@@ -138,6 +162,17 @@ struct vhca_mr {
 	struct ib_pd *pd;
 	struct page **pages;
 	u32 offset;
+	u64 *fpages;
+	u32 max_pages;
+	u32 npages;
+	u32 page_shift;
+	struct rcu_head rcu;
+};
+
+/* An address handle of a kernel user: the AV its UD WQEs carry. */
+struct vhca_ah {
+	struct ib_ah ibah;
+	struct vhca_av av;
 };
 
 /* One piece of a message: @len bytes at @va in @mr, or at @kbuf. */
@@ -155,7 +190,7 @@ struct vhca_seg {
  * struct vhca_qp - a queue pair
  * @ibqp: the core's QP; qp_num is the index in qp_xa
  * @sq: the send ring
- * @rq: the receive ring; rq.umap is NULL when the QP uses an SRQ
+ * @rq: the receive ring; rq.hdr is NULL when the QP uses an SRQ
  * @max_inline: inline bytes a send WQE can carry
  * @sig_all: every send WR completes (IB_SIGNAL_ALL_WR)
  * @rq_cons: the kernel's consumer index of the receive ring
@@ -169,6 +204,10 @@ struct vhca_seg {
  * @lock: serialises modify and query
  * @state: the QP state
  * @attr: the attributes modify_qp set, as query_qp reports them
+ * @err_pending: a receive WQE of this RC QP failed in a peer's engine; the
+ *	QP's own work moves it to the error state
+ * @sq_post_lock: a kernel QP's send producer index
+ * @rq_post_lock: a kernel QP's receive producer index
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
@@ -187,6 +226,9 @@ struct vhca_qp {
 	struct mutex lock;	/* state, attr, the send ring */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
+	bool err_pending;
+	spinlock_t sq_post_lock;	/* sq producer of a kernel QP */
+	spinlock_t rq_post_lock;	/* rq producer of a kernel QP */
 };
 
 static inline struct vhca_dev *to_vdev(struct ib_device *ibdev)
@@ -219,6 +261,17 @@ static inline struct vhca_srq *to_vsrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct vhca_srq, ibsrq);
 }
 
+static inline struct vhca_ah *to_vah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct vhca_ah, ibah);
+}
+
+/* The GSI QP has QPN 1 on RoCE; kernel and user UD QPs talk to it. */
+static inline bool vhca_qpt_ud(enum ib_qp_type type)
+{
+	return type == IB_QPT_UD || type == IB_QPT_GSI;
+}
+
 /* vhca_main.c */
 struct vhca_dev *vhca_dev_get_by_netdev(struct net_device *ndev);
 int vhca_dev_list_add(struct vhca_dev *vdev);
@@ -241,8 +294,6 @@ void vhca_qp_kick(struct vhca_qp *qp);
 void vhca_qp_flush_sq(struct vhca_qp *qp);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* The engine's validators, visible to its KUnit suite. */
-struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key, struct ib_pd *pd,
-			     int access, u64 va, u32 len);
 s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
 	      struct ib_pd *pd, int access, struct vhca_seg *seg,
 	      unsigned int *nseg);
@@ -254,10 +305,25 @@ int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 		 bool solicited);
 int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
+/* vhca_mr.c */
+extern const struct ib_device_ops vhca_mr_ops;
+struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key, struct ib_pd *pd,
+			     int access, u64 va, u32 len);
+void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room);
+void vhca_mr_unmap(struct vhca_mr *mr, void *p);
+int vhca_mr_fast_reg(struct vhca_dev *vdev, struct ib_pd *pd, u32 key,
+		     u64 iova, u64 length, int access, u32 page_shift);
+bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key);
+
+/* vhca_kverbs.c */
+extern const struct ib_device_ops vhca_kverbs_ops;
+
 /* vhca_verbs.c */
 extern const struct ib_device_ops vhca_verbs_ops;
 int vhca_check_udata_in(struct ib_udata *udata);
 struct ib_ucontext *vhca_udata_uctx(struct ib_udata *udata);
+int vhca_udata_begin(struct ib_udata *udata, size_t resp_len,
+		     struct ib_ucontext **uctx);
 
 /* vhca_qp.c */
 int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -268,6 +334,7 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
 int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void vhca_qp_set_error(struct vhca_qp *qp);
+void vhca_qp_flush_rq(struct vhca_qp *qp);
 
 /* vhca_ring.c */
 int vhca_rq_geometry(u32 max_wr, u32 max_sge, u32 max_wr_limit,

@@ -2,9 +2,10 @@
 /*
  * The engine: vhca's "hardware".  It consumes send rings the way a NIC
  * would and moves data between QPs of this device.  So far, between QPs
- * of the same device: SEND and SEND_WITH_IMM, RDMA WRITE and
- * WRITE_WITH_IMM on RC and UC; RDMA READ, ATOMIC_CMP_AND_SWP and
- * ATOMIC_FETCH_AND_ADD on RC; SEND and SEND_WITH_IMM on UD, with the GRH.
+ * of the same device: SEND, SEND_WITH_IMM, RDMA WRITE and WRITE_WITH_IMM
+ * on RC and UC; SEND_WITH_INV, RDMA READ, ATOMIC_CMP_AND_SWP and
+ * ATOMIC_FETCH_AND_ADD on RC; SEND and SEND_WITH_IMM on UD and GSI, with
+ * the GRH; LOCAL_INV and, for kernel QPs, REG_MR.
  *
  * Everything it reads from a ring was written by an untrusted process: a
  * WQE is copied out of the ring before it is looked at, and no index,
@@ -39,34 +40,6 @@ static const u32 vhca_rnr_usecs[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-/*
- * An MR that @key names, in @pd, granting @access, covering [va, va+len).
- * Caller holds rcu_read_lock().
- */
-VISIBLE_IF_KUNIT struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key,
-					      struct ib_pd *pd, int access,
-					      u64 va, u32 len)
-{
-	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
-
-	if (!mr || mr->ibmr.lkey != key || mr->pd != pd ||
-	    (mr->access & access) != access)
-		return NULL;
-	if (va < mr->iova || va + len < va || va + len > mr->iova + mr->length)
-		return NULL;
-	return mr;
-}
-
-/* Map the byte at @va of @mr; *room is what is left of its page. */
-static void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room)
-{
-	u64 off = va - mr->iova + mr->offset;
-
-	*room = PAGE_SIZE - offset_in_page(off);
-	return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
-	       offset_in_page(off);
-}
-
 /* Copy @len bytes from @src to @dst; both have at least that much. */
 static void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
 {
@@ -92,8 +65,8 @@ static void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
 		n = min3(n, droom, sroom);
 		memcpy(dp, sp ? sp : s->kbuf + src->off, n);
 		if (sp)
-			kunmap_local(sp);
-		kunmap_local(dp);
+			vhca_mr_unmap(s->mr, sp);
+		vhca_mr_unmap(d->mr, dp);
 		dst->off += n;
 		src->off += n;
 		len -= n;
@@ -208,10 +181,23 @@ static void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 		cqe.flags |= VHCA_CQE_F_IMM;
 		cqe.ex = w->ex;
 	}
+	if (w && w->opcode == IB_UVERBS_WR_SEND_WITH_INV) {
+		cqe.flags |= VHCA_CQE_F_INV;
+		cqe.ex = w->ex;
+	}
 	if (w && w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
 		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe,
 		     w && (w->flags & VHCA_SWQE_F_SOLICITED));
+	/*
+	 * A connected QP whose WQE completed in error is in error too.  Its
+	 * lock is not ours to take here: its own work does it, and flushes
+	 * what else it has posted.
+	 */
+	if (status != IB_WC_SUCCESS && dst->ibqp.qp_type == IB_QPT_RC) {
+		WRITE_ONCE(dst->err_pending, true);
+		vhca_qp_kick(dst);
+	}
 }
 
 static void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status,
@@ -294,7 +280,8 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
 		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	bool send = w->opcode == IB_UVERBS_WR_SEND ||
-		    w->opcode == IB_UVERBS_WR_SEND_WITH_IMM;
+		    w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		    w->opcode == IB_UVERBS_WR_SEND_WITH_INV;
 	/* what a lost or refused message completes with: UC never knows */
 	int gone = rc ? IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
 	int refused = rc ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
@@ -360,6 +347,13 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 				       NULL, qp->ibqp.qp_num);
 			return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
 		}
+		/* the responder's key goes before any data is placed */
+		if (w->opcode == IB_UVERBS_WR_SEND_WITH_INV &&
+		    !vhca_mr_invalidate(vdev, peer->ibqp.pd, w->ex)) {
+			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0,
+				       NULL, qp->ibqp.qp_num);
+			return IB_WC_REM_INV_REQ_ERR;
+		}
 	}
 	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
@@ -416,7 +410,7 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 			break;
 		old = seen;
 	}
-	kunmap_local(p);
+	vhca_mr_unmap(rmr, p);
 
 	res = (struct vhca_seg){ .kbuf = (const u8 *)&old, .len = sizeof(old) };
 	src = (struct vhca_cursor){ .seg = &res, .nseg = 1 };
@@ -506,7 +500,7 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return IB_WC_SUCCESS;	/* not this host's */
 	rdma_put_gid_attr(dgid);
 	peer = xa_load(&vdev->qp_xa, w->ud.remote_qpn);
-	if (!peer || peer->ibqp.qp_type != IB_QPT_UD)
+	if (!peer || !vhca_qpt_ud(peer->ibqp.qp_type))
 		return IB_WC_SUCCESS;
 	state = READ_ONCE(peer->state);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS)
@@ -558,6 +552,10 @@ static u8 vhca_wc_opcode(u8 wr_opcode)
 		return IB_UVERBS_WC_COMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_UVERBS_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case VHCA_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_UVERBS_WC_SEND;
 	}
@@ -638,14 +636,27 @@ static void vhca_sq_run(struct vhca_qp *qp)
 		switch (w->opcode) {
 		case IB_UVERBS_WR_SEND:
 		case IB_UVERBS_WR_SEND_WITH_IMM:
-			status = qp->ibqp.qp_type == IB_QPT_UD ?
+			status = vhca_qpt_ud(qp->ibqp.qp_type) ?
 				 vhca_exec_ud(vdev, qp, w, sseg, dseg) :
 				 vhca_exec(vdev, qp, w, sseg, dseg);
+			break;
+		case IB_UVERBS_WR_LOCAL_INV:
+			status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
+				 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
+			break;
+		case VHCA_WR_REG_MR:
+			/* a user's ring cannot describe a page list */
+			status = qp->ibqp.uobject ? IB_WC_LOC_QP_OP_ERR :
+				 vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
+						  w->reg.iova, w->reg.length,
+						  w->reg.access,
+						  w->reg.page_shift);
 			break;
 		case IB_UVERBS_WR_RDMA_WRITE:
 		case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 			status = vhca_exec(vdev, qp, w, sseg, dseg);
 			break;
+		case IB_UVERBS_WR_SEND_WITH_INV:
 		case IB_UVERBS_WR_RDMA_READ:
 			status = qp->ibqp.qp_type == IB_QPT_RC ?
 				 vhca_exec(vdev, qp, w, sseg, dseg) :
@@ -702,6 +713,11 @@ void vhca_sq_work(struct work_struct *work)
 					  struct vhca_qp, sq_work);
 
 	mutex_lock(&qp->lock);
+	if (READ_ONCE(qp->err_pending)) {
+		WRITE_ONCE(qp->err_pending, false);
+		if (qp->state != IB_QPS_RESET)
+			vhca_qp_set_error(qp);
+	}
 	vhca_sq_run(qp);
 	mutex_unlock(&qp->lock);
 }

@@ -126,6 +126,7 @@ static void __exit vhca_exit(void)
 	vhca_net_exit();
 	vhca_unregister_all();
 	destroy_workqueue(vhca_wq);
+	rcu_barrier();	/* kernel MRs are freed by RCU callbacks */
 }
 
 module_init(vhca_init);

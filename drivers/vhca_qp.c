@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Queue pairs: RC, UC and UD for userspace, each with a send ring and a
- * receive ring (or an SRQ), and the IB state machine of modify_qp.
+ * Queue pairs: RC, UC and UD, and for the kernel's MAD layer the GSI QP
+ * (QPN 1), each with a send ring and a receive ring (or an SRQ), and the
+ * IB state machine of modify_qp.
  */
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -27,13 +28,17 @@ static void vhca_qp_event(struct vhca_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/*
+/**
+ * vhca_qp_flush_rq() - flush a QP's receive ring
+ * @qp: the QP, in the error state
+ *
  * Complete every receive WQE posted so far with IB_WC_WR_FLUSH_ERR, in
  * order.  Each WQE is copied out before it is read: the process may be
  * rewriting its ring.  A producer index that cannot be is the process's
- * own damage, and it gets no flush.  Called with qp->lock held.
+ * own damage, and it gets no flush.  Any context; rq_lock serialises it
+ * with the engines taking WQEs.
  */
-static void vhca_qp_flush_rq(struct vhca_qp *qp)
+void vhca_qp_flush_rq(struct vhca_qp *qp)
 {
 	struct vhca_cq *cq = to_vcq(qp->ibqp.recv_cq);
 	struct vhca_uring *r = &qp->rq;
@@ -74,7 +79,7 @@ out:
 static void vhca_qp_enter_error(struct vhca_qp *qp)
 {
 	vhca_qp_flush_sq(qp);
-	if (qp->rq.umap)
+	if (qp->rq.hdr)
 		vhca_qp_flush_rq(qp);
 	if (qp->ibqp.srq)
 		vhca_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
@@ -98,15 +103,33 @@ void vhca_qp_set_error(struct vhca_qp *qp)
 static void vhca_qp_free_rings(struct vhca_qp *qp)
 {
 	vhca_uring_destroy(&qp->sq);
-	if (qp->rq.umap)
+	if (qp->rq.hdr)
 		vhca_uring_destroy(&qp->rq);
 }
 
+/* QPN 1 for the GSI QP, the next free one from 2 for the others. */
+static int vhca_qpn_alloc(struct vhca_dev *vdev, struct vhca_qp *qp,
+			  enum ib_qp_type type, u32 *qpn)
+{
+	int err;
+
+	if (type == IB_QPT_GSI) {
+		*qpn = 1;
+		err = xa_insert(&vdev->qp_xa, 1, qp, GFP_KERNEL);
+	} else {
+		err = xa_alloc(&vdev->qp_xa, qpn, qp,
+			       XA_LIMIT(VHCA_FIRST_QPN,
+					VHCA_FIRST_QPN + VHCA_MAX_QP - 1),
+			       GFP_KERNEL);
+	}
+	return err == -EBUSY ? -ENOMEM : err;
+}
+
 /**
- * vhca_create_qp() - create a user RC, UC or UD QP
+ * vhca_create_qp() - create an RC, UC, UD or (kernel) GSI QP
  * @ibqp: the QP the core allocated
  * @init: what was asked; cap is updated with what was created
- * @udata: the provider's request and response
+ * @udata: the provider's request and response; NULL for a kernel QP
  *
  * Return: 0 or a negative errno.
  */
@@ -121,23 +144,23 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn, inline_cap;
 	int err;
 
-	if (!udata)
-		return -EOPNOTSUPP;	/* kernel QPs come with the engine */
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
+	case IB_QPT_GSI:
+		if (!udata)
+			break;
+		fallthrough;
 	default:
 		return -EOPNOTSUPP;
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	err = vhca_check_udata_in(udata);
+	err = vhca_udata_begin(udata, sizeof(resp), &uctx);
 	if (err)
 		return err;
-	if (udata->outlen < sizeof(resp))
-		return -EINVAL;
 
 	err = vhca_sq_geometry(init->cap.max_send_wr, init->cap.max_send_sge,
 			       init->cap.max_inline_data, VHCA_MAX_QP_WR, &sg,
@@ -153,14 +176,11 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			return err;
 	}
 
-	err = xa_alloc(&vdev->qp_xa, &qpn, qp,
-		       XA_LIMIT(VHCA_FIRST_QPN, VHCA_FIRST_QPN + VHCA_MAX_QP - 1),
-		       GFP_KERNEL);
+	err = vhca_qpn_alloc(vdev, qp, init->qp_type, &qpn);
 	if (err)
-		return err == -EBUSY ? -ENOMEM : err;
+		return err;
 	ibqp->qp_num = qpn;
 
-	uctx = vhca_udata_uctx(udata);
 	err = vhca_uring_create(&qp->sq, uctx, &sg);
 	if (err)
 		goto err_qpn;
@@ -179,6 +199,8 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->rwqe = qp->wqe + (1U << sg.log2_stride);
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->sq_post_lock);
+	spin_lock_init(&qp->rq_post_lock);
 	INIT_DELAYED_WORK(&qp->sq_work, vhca_sq_work);
 	qp->state = IB_QPS_RESET;
 	qp->max_inline = inline_cap;
@@ -189,12 +211,14 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init->cap.max_inline_data = inline_cap;
 	init->cap.max_recv_wr = rg.max_wr;
 	init->cap.max_recv_sge = rg.max_sge;
+	if (!udata)
+		return 0;
 
 	resp.sq_mmap_key = vhca_uring_key(&qp->sq);
 	resp.sq_mmap_size = qp->sq.bytes;
 	resp.sq_log2_slots = sg.log2_slots;
 	resp.sq_log2_stride = sg.log2_stride;
-	if (qp->rq.umap) {
+	if (qp->rq.hdr) {
 		resp.rq_mmap_key = vhca_uring_key(&qp->rq);
 		resp.rq_mmap_size = qp->rq.bytes;
 		resp.rq_log2_slots = rg.log2_slots;
@@ -213,13 +237,43 @@ err_rings:
 err_buf:
 	kfree(qp->seg);
 	kfree(qp->wqe);
-	if (qp->rq.umap)
+	if (qp->rq.hdr)
 		vhca_uring_destroy(&qp->rq);
 err_sq:
 	vhca_uring_destroy(&qp->sq);
 err_qpn:
 	xa_erase(&vdev->qp_xa, qpn);
 	return err;
+}
+
+/*
+ * RESET empties the rings.  The engine's side of the send ring is ours
+ * (qp->lock); a peer's engine may be taking a receive WQE right now
+ * (rq_lock); a kernel QP's producers belong to its posters (the post
+ * locks), a user QP's to its process, which restarts them itself.
+ */
+static void vhca_qp_reset_rings(struct vhca_qp *qp)
+{
+	bool kernel = !qp->ibqp.uobject;
+
+	WRITE_ONCE(qp->err_pending, false);
+	spin_lock_irq(&qp->sq_post_lock);
+	qp->sq_cons = 0;
+	WRITE_ONCE(qp->sq.hdr->consumer, 0);
+	if (kernel)
+		WRITE_ONCE(qp->sq.hdr->producer, 0);
+	spin_unlock_irq(&qp->sq_post_lock);
+
+	spin_lock_irq(&qp->rq_post_lock);
+	spin_lock(&qp->rq_lock);
+	qp->rq_cons = 0;
+	if (qp->rq.hdr) {
+		WRITE_ONCE(qp->rq.hdr->consumer, 0);
+		if (kernel)
+			WRITE_ONCE(qp->rq.hdr->producer, 0);
+	}
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_irq(&qp->rq_post_lock);
 }
 
 /* Checks ib_modify_qp_is_ok() leaves to the device. */
@@ -332,16 +386,8 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 
 	vhca_qp_store_attr(qp, attr, mask);
-	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
-		qp->sq_cons = 0;	/* the send ring is ours: qp->lock */
-		WRITE_ONCE(qp->sq.hdr->consumer, 0);
-		/* a peer's engine may be taking a receive WQE right now */
-		spin_lock_irq(&qp->rq_lock);
-		qp->rq_cons = 0;
-		if (qp->rq.umap)
-			WRITE_ONCE(qp->rq.hdr->consumer, 0);
-		spin_unlock_irq(&qp->rq_lock);
-	}
+	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET)
+		vhca_qp_reset_rings(qp);
 	if (next == IB_QPS_ERR)
 		vhca_qp_set_error(qp);
 	if (next == IB_QPS_RTS && qp->state != IB_QPS_RTS) {
@@ -368,8 +414,8 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_wr = qp->sq.g.max_wr;
 	attr->cap.max_send_sge = qp->sq.g.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;
-	attr->cap.max_recv_wr = qp->rq.umap ? qp->rq.g.max_wr : 0;
-	attr->cap.max_recv_sge = qp->rq.umap ? qp->rq.g.max_sge : 0;
+	attr->cap.max_recv_wr = qp->rq.hdr ? qp->rq.g.max_wr : 0;
+	attr->cap.max_recv_sge = qp->rq.hdr ? qp->rq.g.max_sge : 0;
 
 	memset(init, 0, sizeof(*init));
 	init->qp_type = ibqp->qp_type;

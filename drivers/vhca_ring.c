@@ -115,11 +115,12 @@ size_t vhca_ring_bytes(const struct vhca_qgeom *g)
 /**
  * vhca_uring_create() - allocate a ring and offer it to a user context
  * @r: the ring to fill in
- * @uctx: the context that may map it
+ * @uctx: the context that may map it, or NULL for a kernel object's ring
  * @g: its geometry
  *
  * The memory is zeroed, so both indices start at 0.  Userspace maps it
- * with the key vhca_uring_key() returns.
+ * with the key vhca_uring_key() returns.  A kernel object's ring has the
+ * same layout; only the kernel ever sees it.
  *
  * Return: 0 or a negative errno.
  */
@@ -130,6 +131,15 @@ int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,
 	struct vhca_umap *m;
 	int err;
 
+	if (!uctx) {
+		r->hdr = vzalloc(bytes);
+		if (!r->hdr)
+			return -ENOMEM;
+		r->g = *g;
+		r->bytes = bytes;
+		r->umap = NULL;
+		return 0;
+	}
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
@@ -158,7 +168,10 @@ int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,
  */
 void vhca_uring_destroy(struct vhca_uring *r)
 {
-	rdma_user_mmap_entry_remove(&r->umap->rdma);
+	if (r->umap)
+		rdma_user_mmap_entry_remove(&r->umap->rdma);
+	else
+		vfree(r->hdr);
 	r->umap = NULL;
 	r->hdr = NULL;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * KUnit tests of what the engine does with untrusted ring contents: keys,
- * PDs, access and ranges of SGEs, and receive rings whose producer index
- * or WQEs a process has scribbled over.
+ * PDs, access and ranges of SGEs, receive rings whose producer index or
+ * WQEs a process has scribbled over, and fast registration's rules.
  */
 #include <kunit/test.h>
 #include <linux/vmalloc.h>
@@ -31,6 +31,7 @@ static int engine_init(struct kunit *test)
 				       XA_LIMIT(1, VHCA_MAX_MR), GFP_KERNEL), 0);
 	f->key = index << 8 | 0x5a;
 	f->mr.ibmr.lkey = f->key;
+	f->mr.key = f->key;
 	test->priv = f;
 	return 0;
 }
@@ -173,6 +174,93 @@ static void pop_recv_corrupt(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qp->rq_cons, 4U);
 }
 
+/* A fast-register MR of @pages 4 KiB pages backed by @buf. */
+static struct vhca_mr *fast_mr(struct kunit *test, struct engine_fixture *f,
+			       u8 *buf, u32 pages, u32 *key)
+{
+	struct vhca_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+	u32 index, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	mr->type = VHCA_MR_FAST;
+	mr->pd = &f->pd;
+	mr->max_pages = pages + 1;
+	mr->fpages = kunit_kcalloc(test, mr->max_pages, sizeof(u64), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr->fpages);
+	/* in reverse order, so a linear mapping would land elsewhere */
+	for (i = 0; i < pages; i++)
+		mr->fpages[i] = (uintptr_t)buf + (pages - 1 - i) * SZ_4K;
+	mr->npages = pages;
+	KUNIT_ASSERT_EQ(test, xa_alloc(&f->vdev.mr_xa, &index, mr,
+				       XA_LIMIT(1, VHCA_MAX_MR), GFP_KERNEL), 0);
+	*key = index << 8 | 0x11;
+	return mr;
+}
+
+static void fast_reg(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	u8 *buf = kunit_kzalloc(test, 2 * SZ_4K, GFP_KERNEL);
+	u64 iova = 0xabc0000 + 0x100;	/* 0x100 into the first page */
+	struct vhca_mr *mr;
+	u32 key, room;
+	u8 *p;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	mr = fast_mr(test, f, buf, 2, &key);
+
+	/* no key works before REG_MR */
+	KUNIT_EXPECT_NULL(test, find(f, key, &f->pd, 0, iova, 1));
+	/* a region past the page list, another PD, a user MR: refused */
+	KUNIT_EXPECT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, key, iova,
+					       2 * SZ_4K, rw, 12),
+			(int)IB_WC_LOC_LEN_ERR);
+	KUNIT_EXPECT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->other_pd, key,
+					       iova, 16, rw, 12),
+			(int)IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, f->key, iova,
+					       16, rw, 12),
+			(int)IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_NULL(test, find(f, key, &f->pd, 0, iova, 1));
+
+	KUNIT_ASSERT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, key, iova,
+					       2 * SZ_4K - 0x100, rw, 12),
+			(int)IB_WC_SUCCESS);
+	KUNIT_EXPECT_PTR_EQ(test, find(f, key, &f->pd, IB_ACCESS_REMOTE_WRITE,
+				       iova, 2 * SZ_4K - 0x100), mr);
+	KUNIT_EXPECT_NULL(test, find(f, key, &f->pd, IB_ACCESS_REMOTE_READ,
+				     iova, 1));
+	KUNIT_EXPECT_NULL(test, find(f, key, &f->pd, 0, iova, 2 * SZ_4K));
+	/* a valid MR is not registered again before it is invalidated */
+	KUNIT_EXPECT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, key, iova,
+					       16, rw, 12),
+			(int)IB_WC_LOC_PROT_ERR);
+
+	/* bytes land in the page the list names, not the next one along */
+	p = vhca_mr_map(mr, iova, &room);
+	KUNIT_EXPECT_PTR_EQ(test, p, buf + SZ_4K + 0x100);
+	KUNIT_EXPECT_EQ(test, room, SZ_4K - 0x100);
+	p = vhca_mr_map(mr, iova + SZ_4K - 0x100, &room);
+	KUNIT_EXPECT_PTR_EQ(test, p, buf);
+	KUNIT_EXPECT_EQ(test, room, (u32)SZ_4K);
+
+	/* invalidation: the right key, once, in its own PD */
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->pd, key ^ 1));
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->other_pd,
+						    key));
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->pd, f->key));
+	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->pd, key));
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->pd, key));
+	KUNIT_EXPECT_NULL(test, find(f, key, &f->pd, 0, iova, 1));
+	/* and with a new variant byte it registers again */
+	KUNIT_EXPECT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, key + 1, iova,
+					       16, rw, 12),
+			(int)IB_WC_SUCCESS);
+	KUNIT_EXPECT_NULL(test, find(f, key, &f->pd, 0, iova, 1));
+	KUNIT_EXPECT_PTR_EQ(test, find(f, key + 1, &f->pd, 0, iova, 16), mr);
+}
+
 static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(mr_keys),
 	KUNIT_CASE(mr_access),
@@ -180,6 +268,7 @@ static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(sge_lists),
 	KUNIT_CASE(pop_recv),
 	KUNIT_CASE(pop_recv_corrupt),
+	KUNIT_CASE(fast_reg),
 	{}
 };
 

@@ -105,10 +105,21 @@ struct vhca_rwqe {
 /*
  * Send WQE: a 64-byte header, then num_sge struct vhca_sge, or inline_len
  * bytes of data when VHCA_SWQE_F_INLINE is set.  opcode takes the
- * IB_UVERBS_WR_* values; the union is read according to it (and to the QP
- * type for ud).  The stride is a power of two >= 64 + the larger of the
- * SGE array and the inline data the QP was created for.
+ * IB_UVERBS_WR_* values, or VHCA_WR_REG_MR; the union is read according to
+ * it (and to the QP type for ud).  The stride is a power of two >= 64 + the
+ * larger of the SGE array and the inline data the QP was created for.
+ *
+ * ex is the immediate data (network order) of the _WITH_IMM opcodes, the
+ * rkey to invalidate of SEND_WITH_INV and LOCAL_INV, and the key to make
+ * valid of REG_MR.
  */
+
+/*
+ * Fast registration, the kernel's IB_WR_REG_MR: makes ex valid for the
+ * region described by reg over the MR's page list.  Only kernel QPs have
+ * MRs with page lists; on a user QP it completes with IB_WC_LOC_QP_OP_ERR.
+ */
+#define VHCA_WR_REG_MR		0x20
 enum {
 	VHCA_SWQE_F_SIGNALED	= 1 << 0,
 	VHCA_SWQE_F_SOLICITED	= 1 << 1,
@@ -133,7 +144,7 @@ struct vhca_swqe {
 	__u8 opcode;
 	__u8 flags;		/* VHCA_SWQE_F_* */
 	__u16 num_sge;
-	__u32 ex;		/* immediate data (network order) or rkey */
+	__u32 ex;		/* see above */
 	__u32 inline_len;
 	__u32 rsvd;
 	union {
@@ -154,6 +165,12 @@ struct vhca_swqe {
 			__u32 remote_qpn;
 			__u32 remote_qkey;
 		} ud;
+		struct {
+			__aligned_u64 iova;
+			__aligned_u64 length;
+			__u32 access;	/* IB_ACCESS_* */
+			__u32 page_shift;	/* of the page list */
+		} reg;
 		__u8 raw[40];
 	};
 	struct vhca_sge sge[];

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Memory regions: pinned user memory, the kernel's DMA MR and fast-register
+ * MRs, and how the engine reaches a byte of each.
+ *
+ * vhca's DMA addresses are kernel virtual addresses (the core's virtual DMA
+ * mapping: the device has no dma_device), so a DMA MR and a fast-register
+ * page list name kernel memory directly.  Only kernel users can create
+ * either, and a key works only in its own PD, so no user QP can name one.
+ */
+#include <linux/highmem.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+#include "vhca.h"
+
+/* What a vhca MR can grant; the core has already checked the combination. */
+#define VHCA_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			IB_ACCESS_RELAXED_ORDERING)
+
+/**
+ * vhca_mr_find() - the MR a key names, if it may be used so
+ * @vdev: the device
+ * @key: an lkey or rkey
+ * @pd: the PD of the QP using it
+ * @access: IB_ACCESS_* the use needs
+ * @va: the first byte used
+ * @len: bytes used
+ *
+ * Caller holds rcu_read_lock().
+ *
+ * Return: the MR, or NULL unless @key is a valid key of an MR in @pd that
+ * grants @access over [va, va + len).
+ */
+struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key, struct ib_pd *pd,
+			     int access, u64 va, u32 len)
+{
+	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
+	u64 iova;
+
+	/* Acquire pairs with REG_MR's release: the fields, then the key. */
+	if (!mr || smp_load_acquire(&mr->key) != key || mr->pd != pd ||
+	    (READ_ONCE(mr->access) & access) != access || va + len < va)
+		return NULL;
+	if (mr->type == VHCA_MR_DMA)
+		return mr;
+	iova = READ_ONCE(mr->iova);
+	if (va < iova || va + len > iova + READ_ONCE(mr->length))
+		return NULL;
+	return mr;
+}
+
+/**
+ * vhca_mr_map() - reach the byte at @va of @mr
+ * @mr: an MR vhca_mr_find() accepted for @va
+ * @va: the byte
+ * @room: set to the bytes that follow it contiguously (at least 1)
+ *
+ * Return: its kernel address; give it back with vhca_mr_unmap().
+ */
+void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room)
+{
+	u64 off, size, idx;
+	u32 shift;
+
+	switch (mr->type) {
+	case VHCA_MR_DMA:
+		*room = PAGE_SIZE - offset_in_page(va);
+		return (void *)(uintptr_t)va;
+	case VHCA_MR_FAST:
+		shift = READ_ONCE(mr->page_shift);
+		size = 1ULL << shift;
+		off = va - READ_ONCE(mr->iova) + READ_ONCE(mr->offset);
+		/*
+		 * In range unless its user re-registers it under a transfer;
+		 * even then, never past the page list.
+		 */
+		idx = min_t(u64, off >> shift, mr->max_pages - 1);
+		*room = min_t(u64, size - (off & (size - 1)), PAGE_SIZE);
+		return (void *)(uintptr_t)(READ_ONCE(mr->fpages[idx]) +
+					   (off & (size - 1)));
+	default:
+		off = va - mr->iova + mr->offset;
+		*room = PAGE_SIZE - offset_in_page(off);
+		return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
+		       offset_in_page(off);
+	}
+}
+
+void vhca_mr_unmap(struct vhca_mr *mr, void *p)
+{
+	if (mr->type == VHCA_MR_USER)
+		kunmap_local(p);
+}
+
+/*
+ * Keys are an xarray index shifted left by 8 with a variant byte below, so
+ * a key that outlived its region misses instead of finding the next one.
+ * The MR becomes visible to the engine here: everything else is set.
+ */
+static int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr,
+			     bool valid)
+{
+	u32 index;
+	int err;
+
+	mr->ibmr.lkey = 0;
+	err = xa_alloc(&vdev->mr_xa, &index, mr, XA_LIMIT(1, VHCA_MAX_MR),
+		       GFP_KERNEL);
+	if (err)
+		return err == -EBUSY ? -ENOMEM : err;
+	mr->ibmr.lkey = index << 8 | (u8)atomic_inc_return(&vdev->mr_variant);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	if (!valid)
+		return 0;
+	/* Release: the MR is set up before its key works. */
+	smp_store_release(&mr->key, mr->ibmr.lkey);
+	return 0;
+}
+
+static struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct vhca_mr *mr;
+	int err;
+
+	if (access & ~VHCA_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->type = VHCA_MR_DMA;
+	mr->access = access;
+	mr->pd = ibpd;
+	err = vhca_mr_key_alloc(to_vdev(ibpd->device), mr, true);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/* The pinned pages in order, so the engine can reach any byte directly. */
+static int vhca_mr_pages(struct vhca_mr *mr)
+{
+	size_t n = ib_umem_num_pages(mr->umem), i = 0;
+	struct sg_page_iter it;
+
+	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&it);
+	}
+	if (i != n) {
+		kvfree(mr->pages);
+		return -EFAULT;
+	}
+	mr->offset = ib_umem_offset(mr->umem);
+	return 0;
+}
+
+static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				      u64 iova, int access,
+				      struct ib_udata *udata)
+{
+	struct vhca_dev *vdev = to_vdev(ibpd->device);
+	struct vhca_mr *mr;
+	int err;
+
+	if (access & ~VHCA_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);	/* MW_BIND, ZERO_BASED, ... */
+	if (!len || iova + len < iova)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->type = VHCA_MR_USER;
+	mr->umem = ib_umem_get(ibpd->device, start, len, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	mr->iova = iova;
+	mr->length = len;
+	mr->access = access;
+	mr->pd = ibpd;
+	err = vhca_mr_pages(mr);
+	if (err)
+		goto err_umem;
+	err = vhca_mr_key_alloc(vdev, mr, true);
+	if (err)
+		goto err_pages;
+	return &mr->ibmr;
+
+err_pages:
+	kvfree(mr->pages);
+err_umem:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/*
+ * A fast-register MR starts without a valid key: its user fills the page
+ * list with ib_map_mr_sg() and posts IB_WR_REG_MR, which the engine runs
+ * in order with the QP's other WQEs (vhca_mr_fast_reg()).
+ */
+static struct ib_mr *vhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+				   u32 max_num_sg)
+{
+	struct vhca_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > VHCA_MAX_FAST_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->fpages = kvcalloc(max_num_sg, sizeof(*mr->fpages), GFP_KERNEL);
+	if (!mr->fpages) {
+		kfree(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->type = VHCA_MR_FAST;
+	mr->max_pages = max_num_sg;
+	mr->pd = ibpd;
+	err = vhca_mr_key_alloc(to_vdev(ibpd->device), mr, false);
+	if (err) {
+		kvfree(mr->fpages);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int vhca_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct vhca_mr *mr = to_vmr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->fpages[mr->npages++] = addr;
+	return 0;
+}
+
+static int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			  int sg_nents, unsigned int *sg_offset)
+{
+	to_vmr(ibmr)->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, vhca_set_page);
+}
+
+/**
+ * vhca_mr_fast_reg() - run a REG_MR WQE
+ * @vdev: the device
+ * @pd: the PD of the posting QP
+ * @key: the key to make valid; its index names the MR
+ * @iova: where the region starts
+ * @length: its length
+ * @access: IB_ACCESS_* it grants
+ * @page_shift: log2 of the page size map_mr_sg used
+ *
+ * The MR must be a fast-register MR of @pd without a valid key (a region
+ * is invalidated before it is registered again), and the region must lie
+ * within the pages its page list holds.  Caller holds rcu_read_lock().
+ *
+ * Return: IB_WC_SUCCESS or the completion status of the WQE.
+ */
+int vhca_mr_fast_reg(struct vhca_dev *vdev, struct ib_pd *pd, u32 key,
+		     u64 iova, u64 length, int access, u32 page_shift)
+{
+	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
+	u64 offset;
+
+	if (!mr || mr->type != VHCA_MR_FAST || mr->pd != pd ||
+	    READ_ONCE(mr->key) || (access & ~VHCA_MR_ACCESS))
+		return IB_WC_LOC_PROT_ERR;
+	if (page_shift < PAGE_SHIFT || page_shift > 30)
+		return IB_WC_LOC_PROT_ERR;
+	offset = iova & ((1ULL << page_shift) - 1);
+	if (offset + length < length ||
+	    offset + length > (u64)READ_ONCE(mr->npages) << page_shift)
+		return IB_WC_LOC_LEN_ERR;
+	WRITE_ONCE(mr->iova, iova);
+	WRITE_ONCE(mr->offset, offset);
+	WRITE_ONCE(mr->length, length);
+	WRITE_ONCE(mr->access, access);
+	WRITE_ONCE(mr->page_shift, page_shift);
+	/* Release: the engine reads the key first, then the fields. */
+	smp_store_release(&mr->key, key);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * vhca_mr_invalidate() - invalidate a fast-register MR's key
+ * @vdev: the device
+ * @pd: the PD of the QP asking (LOCAL_INV) or targeted (SEND_WITH_INV)
+ * @key: the key
+ *
+ * Caller holds rcu_read_lock().
+ *
+ * Return: true if @key was valid for a fast-register MR of @pd and is not
+ * any more.
+ */
+bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key)
+{
+	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
+
+	if (!key || !mr || mr->type != VHCA_MR_FAST || mr->pd != pd)
+		return false;
+	return cmpxchg(&mr->key, key, 0) == key;
+}
+
+static void vhca_mr_free_rcu(struct rcu_head *head)
+{
+	struct vhca_mr *mr = container_of(head, struct vhca_mr, rcu);
+
+	kvfree(mr->fpages);
+	kfree(mr);
+}
+
+/*
+ * The engine finds MRs under RCU: gone from the xarray, then a grace
+ * period.  A user MR's pages are unpinned after it, which can sleep; a
+ * kernel MR is freed by RCU, so that ULPs freeing pools of them (every
+ * nvme-rdma queue has one) do not wait a grace period per MR.
+ */
+static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct vhca_mr *mr = to_vmr(ibmr);
+
+	xa_erase(&to_vdev(ibmr->device)->mr_xa, ibmr->lkey >> 8);
+	if (mr->type != VHCA_MR_USER) {
+		call_rcu(&mr->rcu, vhca_mr_free_rcu);
+		return 0;
+	}
+	synchronize_rcu();
+	kvfree(mr->pages);
+	ib_umem_release(mr->umem);
+	kfree(mr);
+	return 0;
+}
+
+const struct ib_device_ops vhca_mr_ops = {
+	.alloc_mr = vhca_alloc_mr,
+	.dereg_mr = vhca_dereg_mr,
+	.get_dma_mr = vhca_get_dma_mr,
+	.map_mr_sg = vhca_map_mr_sg,
+	.reg_user_mr = vhca_reg_user_mr,
+};
