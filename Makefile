@@ -43,7 +43,7 @@ $(B)/bench/%: bench/%.c
 
 $(B)/tests/%: tests/guest/%.c tests/guest/testlib.h
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lrdmacm -libverbs
 
 $(B)/tests/%: tests/host/%.c uapi/vhca-abi.h
 	@mkdir -p $(@D)

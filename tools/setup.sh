@@ -16,7 +16,7 @@ PKGS=(
 	sparse perl python3 git
 	qemu-system-x86 busybox-static iproute2 iputils-ping ethtool procps
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
-	ibverbs-utils rdmacm-utils perftest python3-pyverbs
+	ibverbs-utils rdmacm-utils perftest python3-pyverbs nvme-cli fio
 	linux-source-6.12
 )
 

@@ -3,7 +3,8 @@
 #
 # The whole test suite: set-up, build, lint (W=1, sparse, checkpatch), host
 # tests, KUnit under UML, the guest harness's self-test, the device tests in
-# a guest, and the two-guest link test.  Ends with "N passed, N failed".
+# a guest, the RDMA CM and kernel ULP (NVMe-oF) tests, and the two-guest
+# link test.  Ends with "N passed, N failed".
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -71,6 +72,8 @@ failed=$((failed + ${kf:-1}))
 tap harness bash tests/harness.sh
 tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
 tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
+tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
+tap guest-kulp tools/guest.sh 'bash tests/guest/kulp.sh'
 tap guest-twohost tools/guest.sh --peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
 

@@ -198,11 +198,15 @@ static void data_tests(void)
 	/* receive buffer too small */
 	r[0] = sge_at(41000, 10);
 	post_recv(p.b, 7, r, 1);
+	post_recv(p.b, 71, r, 1);	/* the receiver's next receive */
 	r[1] = sge_at(42000, 64);
 	post_recv(p.a, 70, &r[1], 1);	/* the sender's own receive */
 	s[0] = sge_at(0, 100);
 	post_send(p.a, 8, s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
-	n = poll_n(wc, 3);
+	n = poll_n(wc, 4);
+	w = find(wc, n, 71);
+	check(w && w->status == IBV_WC_WR_FLUSH_ERR && w->qp_num == p.b->qp_num,
+	      "the receiver is in error too: its next receive is flushed");
 	w = find(wc, n, 7);
 	check(w && w->status == IBV_WC_LOC_LEN_ERR, "receiver: IBV_WC_LOC_LEN_ERR");
 	w = find(wc, n, 8);
