@@ -10,6 +10,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "vhca-abi.h"
 
@@ -320,6 +321,7 @@ extern const struct ib_device_ops vhca_kverbs_ops;
 
 /* vhca_verbs.c */
 extern const struct ib_device_ops vhca_verbs_ops;
+extern const struct uapi_definition vhca_uapi_defs[];
 int vhca_check_udata_in(struct ib_udata *udata);
 struct ib_ucontext *vhca_udata_uctx(struct ib_udata *udata);
 int vhca_udata_begin(struct ib_udata *udata, size_t resp_len,
@@ -346,6 +348,8 @@ size_t vhca_ring_bytes(const struct vhca_qgeom *g);
 int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,
 		      const struct vhca_qgeom *g);
 void vhca_uring_destroy(struct vhca_uring *r);
+int vhca_ring_move(struct vhca_uring *to, const struct vhca_uring *from,
+		   u32 cons, u32 prod);
 u64 vhca_uring_key(const struct vhca_uring *r);
 int vhca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 

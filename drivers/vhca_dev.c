@@ -230,8 +230,8 @@ static const struct ib_device_ops vhca_dev_ops = {
 
 /*
  * Limits the ring geometry enforces.  Nothing is promised before it exists:
- * no SRQ resize, no memory windows yet.  Fast registration (REG_MR,
- * LOCAL_INV, SEND_WITH_INV) is what nvme-rdma and iSER need.
+ * no memory windows yet.  Fast registration (REG_MR, LOCAL_INV,
+ * SEND_WITH_INV) is what nvme-rdma and iSER need.
  */
 static void vhca_init_attrs(struct vhca_dev *vdev)
 {
@@ -242,7 +242,8 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->page_size_cap = PAGE_SIZE;
 	a->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      IB_DEVICE_SRQ_RESIZE;
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_pd = VHCA_MAX_PD;
@@ -325,6 +326,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &vhca_verbs_ops);
 	ib_set_device_ops(ibdev, &vhca_mr_ops);
 	ib_set_device_ops(ibdev, &vhca_kverbs_ops);
+	ibdev->driver_def = vhca_uapi_defs;
 	vhca_init_attrs(vdev);
 
 	err = vhca_dev_list_add(vdev);

@@ -176,6 +176,38 @@ void vhca_uring_destroy(struct vhca_uring *r)
 	r->hdr = NULL;
 }
 
+/**
+ * vhca_ring_move() - move a ring's entries into a new, larger ring
+ * @to: the new ring, empty, of the same stride
+ * @from: the old ring
+ * @cons: @from's consumer index (a user's index is checked here)
+ * @prod: @from's producer index (likewise)
+ *
+ * Entries [cons, prod) of @from become [0, n) of @to, in order, and @to's
+ * indices are set to show them.  Used by resize, under the locks of both
+ * sides of the ring.
+ *
+ * Return: n, or -EINVAL when the indices are impossible or the entries do
+ * not fit (a resize never drops what was posted or produced).
+ */
+int vhca_ring_move(struct vhca_uring *to, const struct vhca_uring *from,
+		   u32 cons, u32 prod)
+{
+	u32 n = vhca_ring_used(prod, cons), i;
+
+	if (!vhca_ring_sane(prod, cons, from->g.log2_slots) ||
+	    n > (1U << to->g.log2_slots) ||
+	    to->g.log2_stride != from->g.log2_stride)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		memcpy(vhca_uring_slot(to, i), vhca_uring_slot(from, cons + i),
+		       1U << from->g.log2_stride);
+	WRITE_ONCE(to->hdr->consumer, 0);
+	/* Release: the entries are in place before the index shows them. */
+	smp_store_release(&to->hdr->producer, n);
+	return n;
+}
+
 u64 vhca_uring_key(const struct vhca_uring *r)
 {
 	return rdma_user_mmap_get_offset(&r->umap->rdma);

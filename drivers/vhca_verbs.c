@@ -5,9 +5,12 @@
  * A user object's rings are mapped by its process; a kernel object's
  * rings have the same layout in memory only the kernel sees.
  */
-#include <rdma/ib_umem.h>
+#include <linux/log2.h>
 #include <rdma/ib_verbs.h>
+
+#define UVERBS_MODULE_NAME vhca
 #include <rdma/uverbs_ioctl.h>
+#include <rdma/uverbs_named_ioctl.h>
 
 #include "vhca.h"
 
@@ -145,6 +148,69 @@ static int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/**
+ * vhca_resize_cq() - give a CQ a ring of another size
+ * @ibcq: the CQ
+ * @cqe: completions it must hold; rounded up like create's
+ * @udata: a user CQ's response: the new ring (struct vhca_create_cq_resp)
+ *
+ * The completions not yet polled move to the new ring, in order; a size
+ * that cannot hold them is refused, so nothing is lost.  WQEs posted before
+ * the call have run first (the engine's queued work is flushed), as on a
+ * HCA that completes them before the resize command is seen: they count
+ * too (rdma-core's test_resize_cq relies on it).  The producer side
+ * (cq->lock) and a kernel CQ's pollers (poll_lock) wait meanwhile; a user
+ * CQ's provider holds its own lock across the call.
+ *
+ * Return: 0 or a negative errno; the CQ is unchanged on failure.
+ */
+static int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct vhca_cq *cq = to_vcq(ibcq);
+	struct vhca_create_cq_resp resp = {};
+	struct vhca_uring ring, old;
+	struct ib_ucontext *uctx;
+	struct vhca_qgeom g;
+	u32 cons;
+	int err, n;
+
+	if (cqe <= 0)
+		return -EINVAL;
+	err = vhca_cq_geometry(cqe, &g);
+	if (err)
+		return err;
+	err = vhca_udata_begin(udata, sizeof(resp), &uctx);
+	if (err)
+		return err;
+	err = vhca_uring_create(&ring, uctx, &g);
+	if (err)
+		return err;
+	flush_workqueue(vhca_wq);
+
+	spin_lock_irq(&cq->poll_lock);
+	spin_lock(&cq->lock);
+	/* Acquire pairs with the poller's release of what it consumed. */
+	cons = smp_load_acquire(&cq->ring.hdr->consumer);
+	n = vhca_ring_move(&ring, &cq->ring, cons, cq->prod);
+	if (n >= 0) {
+		old = cq->ring;
+		cq->ring = ring;
+		cq->prod = n;
+		ibcq->cqe = g.max_wr;
+	}
+	spin_unlock(&cq->lock);
+	spin_unlock_irq(&cq->poll_lock);
+	vhca_uring_destroy(n < 0 ? &ring : &old);
+	if (n < 0 || !udata)
+		return min(n, 0);
+
+	resp.mmap_key = vhca_uring_key(&cq->ring);
+	resp.mmap_size = cq->ring.bytes;
+	resp.log2_slots = g.log2_slots;
+	resp.cqn = cq->cqn;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
 static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			   struct ib_udata *udata)
 {
@@ -201,16 +267,68 @@ err_ida:
 	return err;
 }
 
+/**
+ * vhca_srq_resize() - give an SRQ a ring of another size
+ * @srq: the SRQ
+ * @max_wr: WRs it must hold; rounded up like create's
+ * @uctx: the user context of a user SRQ, NULL for a kernel one
+ *
+ * The WQEs not yet taken move to the new ring, in order; a size that
+ * cannot hold them, or that is below the armed limit, is refused.  The
+ * engine (srq->lock) and a kernel SRQ's posters (post_lock) wait
+ * meanwhile; a user SRQ's provider holds its own lock across the call.
+ *
+ * Return: 0 or a negative errno; the SRQ is unchanged on failure.
+ */
+static int vhca_srq_resize(struct vhca_srq *srq, u32 max_wr,
+			   struct ib_ucontext *uctx)
+{
+	struct vhca_qgeom g = srq->ring.g;
+	struct vhca_uring ring, old;
+	int err, n;
+	u32 prod;
+
+	if (!max_wr || max_wr > VHCA_MAX_QP_WR)
+		return -EINVAL;
+	g.log2_slots = order_base_2(max_wr);
+	g.max_wr = 1U << g.log2_slots;
+	err = vhca_uring_create(&ring, uctx, &g);
+	if (err)
+		return err;
+
+	spin_lock_irq(&srq->post_lock);
+	spin_lock(&srq->lock);
+	/* Acquire pairs with the poster's release of the producer. */
+	prod = smp_load_acquire(&srq->ring.hdr->producer);
+	n = srq->limit > g.max_wr ? -EINVAL :
+	    vhca_ring_move(&ring, &srq->ring, srq->cons, prod);
+	if (n >= 0) {
+		old = srq->ring;
+		srq->ring = ring;
+		srq->cons = 0;
+	}
+	spin_unlock(&srq->lock);
+	spin_unlock_irq(&srq->post_lock);
+	vhca_uring_destroy(n < 0 ? &ring : &old);
+	return min(n, 0);
+}
+
 static int vhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			   enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct vhca_srq *srq = to_vsrq(ibsrq);
+	int err;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	/* Resizing a mapped ring is not offered (no IB_DEVICE_SRQ_RESIZE). */
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_MAX_WR) {
+		/* a user SRQ learns its new ring from VHCA_IB_METHOD_SRQ_RESIZE */
+		if (udata)
+			return -EOPNOTSUPP;
+		err = vhca_srq_resize(srq, attr->max_wr, NULL);
+		if (err)
+			return err;
+	}
 	if (mask & IB_SRQ_LIMIT) {
 		if (attr->srq_limit > srq->ring.g.max_wr)
 			return -EINVAL;
@@ -276,6 +394,56 @@ static int vhca_destroy_ah(struct ib_ah *ibah, u32 flags)
 	return 0;
 }
 
+static int UVERBS_HANDLER(VHCA_IB_METHOD_SRQ_RESIZE)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_srq *ibsrq =
+		uverbs_attr_get_obj(attrs, VHCA_IB_ATTR_SRQ_RESIZE_HANDLE);
+	struct vhca_srq *srq = to_vsrq(ibsrq);
+	struct vhca_create_srq_resp resp = {};
+	struct ib_ucontext *uctx;
+	u32 max_wr;
+	int err;
+
+	err = uverbs_copy_from(&max_wr, attrs, VHCA_IB_ATTR_SRQ_RESIZE_MAX_WR);
+	if (err)
+		return err;
+	uctx = ib_uverbs_get_ucontext(attrs);
+	if (IS_ERR(uctx))
+		return PTR_ERR(uctx);
+	/* the uobject is held for write: no other resize or destroy */
+	err = vhca_srq_resize(srq, max_wr, uctx);
+	if (err)
+		return err;
+	resp.mmap_key = vhca_uring_key(&srq->ring);
+	resp.mmap_size = srq->ring.bytes;
+	resp.log2_slots = srq->ring.g.log2_slots;
+	resp.log2_stride = srq->ring.g.log2_stride;
+	resp.max_sge = srq->ring.g.max_sge;
+	return uverbs_copy_to(attrs, VHCA_IB_ATTR_SRQ_RESIZE_RESP, &resp,
+			      sizeof(resp));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(VHCA_IB_METHOD_SRQ_RESIZE,
+			    UVERBS_ATTR_IDR(VHCA_IB_ATTR_SRQ_RESIZE_HANDLE,
+					    UVERBS_OBJECT_SRQ,
+					    UVERBS_ACCESS_WRITE, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_IN(VHCA_IB_ATTR_SRQ_RESIZE_MAX_WR,
+					       UVERBS_ATTR_TYPE(u32),
+					       UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(VHCA_IB_ATTR_SRQ_RESIZE_RESP,
+						UVERBS_ATTR_STRUCT(struct vhca_create_srq_resp,
+								   max_sge),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(vhca_srq_methods, UVERBS_OBJECT_SRQ,
+		   &UVERBS_METHOD(VHCA_IB_METHOD_SRQ_RESIZE));
+
+/* vhca's own uverbs methods, chained onto the core's objects. */
+const struct uapi_definition vhca_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_SRQ, &vhca_srq_methods),
+	{},
+};
+
 const struct ib_device_ops vhca_verbs_ops = {
 	.alloc_pd = vhca_alloc_pd,
 	.create_ah = vhca_create_ah,
@@ -294,6 +462,7 @@ const struct ib_device_ops vhca_verbs_ops = {
 	.query_qp = vhca_query_qp,
 	.query_srq = vhca_query_srq,
 	.req_notify_cq = vhca_req_notify_cq,
+	.resize_cq = vhca_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),

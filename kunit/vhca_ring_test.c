@@ -215,11 +215,58 @@ static void node_guid_not_rxe(struct kunit *test)
 			be64_to_cpu(rxe_guid) >> 40);
 }
 
+static void kring(struct kunit *test, struct vhca_uring *r, u32 log2_slots,
+		  u32 log2_stride)
+{
+	struct vhca_qgeom g = { .log2_slots = log2_slots,
+				.log2_stride = log2_stride };
+
+	KUNIT_ASSERT_EQ(test, vhca_uring_create(r, NULL, &g), 0);
+	KUNIT_ASSERT_NOT_NULL(test, r->hdr);
+}
+
+/* Resize's move: entries in order from slot 0, and never a lost one. */
+static void ring_move(struct kunit *test)
+{
+	struct vhca_uring from, to, small, wide;
+	u32 i, *slot;
+
+	kring(test, &from, 2, 6);	/* 4 slots */
+	kring(test, &to, 3, 6);
+	kring(test, &small, 1, 6);
+	kring(test, &wide, 3, 7);
+	/* 4 entries across the wrap of the 32-bit indices */
+	for (i = 0; i < 4; i++) {
+		slot = vhca_uring_slot(&from, 0xfffffffeU + i);
+		*slot = 0xabc0 + i;
+	}
+	KUNIT_EXPECT_EQ(test, vhca_ring_move(&to, &from, 0xfffffffeU, 2), 4);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, *(u32 *)vhca_uring_slot(&to, i), 0xabc0 + i);
+	KUNIT_EXPECT_EQ(test, to.hdr->producer, 4U);
+	KUNIT_EXPECT_EQ(test, to.hdr->consumer, 0U);
+
+	/* 5 entries in 4 slots cannot be; 3 do not fit in 2; strides differ */
+	KUNIT_EXPECT_EQ(test, vhca_ring_move(&to, &from, 0, 5), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_ring_move(&to, &from, 7, 6), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_ring_move(&small, &from, 0, 3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_ring_move(&wide, &from, 0, 1), -EINVAL);
+	/* an empty ring moves as nothing */
+	KUNIT_EXPECT_EQ(test, vhca_ring_move(&small, &from, 9, 9), 0);
+	KUNIT_EXPECT_EQ(test, small.hdr->producer, 0U);
+
+	vhca_uring_destroy(&from);
+	vhca_uring_destroy(&to);
+	vhca_uring_destroy(&small);
+	vhca_uring_destroy(&wide);
+}
+
 static struct kunit_case vhca_ring_cases[] = {
 	KUNIT_CASE(ring_empty_full),
 	KUNIT_CASE(ring_wraparound),
 	KUNIT_CASE(ring_corrupt_indices),
 	KUNIT_CASE(ring_bytes),
+	KUNIT_CASE(ring_move),
 	{}
 };
 

@@ -13,6 +13,7 @@
 #define VHCA_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /*
  * uverbs ABI version of vhca devices (sysfs abi_version).  Deliberately not
@@ -265,6 +266,28 @@ struct vhca_create_qp_resp {
 	__u32 max_send_sge;
 	__u32 max_recv_sge;
 	__u32 rsvd;
+};
+
+/*
+ * Resizing a CQ: resize_cq's driver response is a struct
+ * vhca_create_cq_resp for the new ring, which holds the CQEs not yet
+ * polled, in order, from slot 0 (consumer 0, producer their count).  The
+ * old ring's key stops working; unmap it.
+ *
+ * Resizing a user SRQ: uverbs' MODIFY_SRQ has no response, so the provider
+ * calls vhca's own method on the SRQ object instead of IB_SRQ_MAX_WR.  Its
+ * response is a struct vhca_create_srq_resp for the new ring, which holds
+ * the WQEs not yet consumed, in order, from slot 0 (the provider's next
+ * producer index is the new ring's producer).
+ */
+enum vhca_ib_srq_methods {
+	VHCA_IB_METHOD_SRQ_RESIZE = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum vhca_ib_srq_resize_attrs {
+	VHCA_IB_ATTR_SRQ_RESIZE_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	VHCA_IB_ATTR_SRQ_RESIZE_MAX_WR,		/* __u32 */
+	VHCA_IB_ATTR_SRQ_RESIZE_RESP,		/* struct vhca_create_srq_resp */
 };
 
 /* Driver payload of alloc_pd's response. */

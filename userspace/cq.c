@@ -66,6 +66,42 @@ int vhca_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+struct vhca_resize_cq_resp_full {
+	struct ib_uverbs_resize_cq_resp core;
+	struct vhca_create_cq_resp drv;
+};
+
+/*
+ * The kernel moves the unpolled CQEs to a new ring, from slot 0, and hands
+ * it over in the response; polling waits on the lock meanwhile.  The old
+ * ring's pages stay mapped until we unmap them, so nothing reads freed
+ * memory.
+ */
+int vhca_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct vhca_cq *cq = container_of(ibcq, struct vhca_cq, cq);
+	struct vhca_resize_cq_resp_full resp = {};
+	struct vhca_cmd_resize_cq cmd;
+	struct vhca_uring ring;
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.core,
+				sizeof(resp));
+	if (!ret)
+		ret = vhca_uring_map(&ring, ibcq->context->cmd_fd,
+				     resp.drv.mmap_key, resp.drv.mmap_size,
+				     resp.drv.log2_slots,
+				     __builtin_ctz(VHCA_CQE_STRIDE),
+				     sizeof(struct vhca_cqe));
+	if (!ret) {
+		vhca_uring_unmap(&cq->ring);
+		cq->ring = ring;	/* consumer 0: what is left starts there */
+	}
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
 static void vhca_cqe_to_wc(const struct vhca_cqe *cqe, struct ibv_wc *wc)
 {
 	unsigned int flags = cqe->flags;

@@ -107,6 +107,7 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);
 int vhca_destroy_cq(struct ibv_cq *cq);
+int vhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int vhca_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 
 struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/ioctl.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
 #include "provider.h"
 
 struct vhca_create_srq_resp_full {
@@ -56,11 +59,85 @@ err_free:
 	return NULL;
 }
 
-int vhca_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+/*
+ * vhca's own uverbs method: MODIFY_SRQ has no response, and the new ring's
+ * key and geometry must come back.  A plain RDMA_VERBS_IOCTL on cmd_fd.
+ */
+static int vhca_srq_resize(struct vhca_srq *srq, uint32_t max_wr,
+			   struct vhca_create_srq_resp *resp)
 {
-	struct vhca_cmd_modify_srq cmd;
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[3];
+	} req = {
+		.hdr = {
+			.length = sizeof(req),
+			.object_id = UVERBS_OBJECT_SRQ,
+			.method_id = VHCA_IB_METHOD_SRQ_RESIZE,
+			.num_attrs = 3,
+		},
+		.attr = {
+			{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_HANDLE,
+			  .flags = UVERBS_ATTR_F_MANDATORY,
+			  .data = srq->vsrq.srq.handle },
+			/* 8 bytes or less travel in data itself */
+			{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_MAX_WR,
+			  .len = sizeof(max_wr),
+			  .flags = UVERBS_ATTR_F_MANDATORY,
+			  .data = max_wr },
+			{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_RESP,
+			  .len = sizeof(*resp),
+			  .flags = UVERBS_ATTR_F_MANDATORY,
+			  .data = (uintptr_t)resp },
+		},
+	};
 
-	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+	return ioctl(srq->vsrq.srq.context->cmd_fd, RDMA_VERBS_IOCTL, &req) ?
+	       errno : 0;
+}
+
+/*
+ * IBV_SRQ_MAX_WR: the kernel moves the WQEs not yet taken to a new ring,
+ * from slot 0; posting waits on the lock until we map it.  IBV_SRQ_LIMIT
+ * then goes the usual way.
+ */
+int vhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int mask)
+{
+	struct vhca_srq *srq = container_of(ibsrq, struct vhca_srq, vsrq.srq);
+	struct vhca_create_srq_resp resp = {};
+	struct vhca_cmd_modify_srq cmd;
+	struct vhca_uring ring;
+	int ret;
+
+	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		return EINVAL;
+	if (mask & IBV_SRQ_MAX_WR) {
+		pthread_spin_lock(&srq->lock);
+		ret = vhca_srq_resize(srq, attr->max_wr, &resp);
+		if (!ret)
+			ret = resp.log2_stride == srq->ring.log2_stride &&
+			      resp.max_sge == srq->max_sge ? 0 : EPROTO;
+		if (!ret)
+			ret = vhca_uring_map(&ring, ibsrq->context->cmd_fd,
+					     resp.mmap_key, resp.mmap_size,
+					     resp.log2_slots, resp.log2_stride,
+					     vhca_rwqe_bytes(resp.max_sge));
+		if (!ret) {
+			/* our producer continues after the moved WQEs */
+			ring.idx = __atomic_load_n(&ring.hdr->producer,
+						   __ATOMIC_ACQUIRE);
+			vhca_uring_unmap(&srq->ring);
+			srq->ring = ring;
+		}
+		pthread_spin_unlock(&srq->lock);
+		if (ret)
+			return ret;
+	}
+	if (!(mask & IBV_SRQ_LIMIT))
+		return 0;
+	return ibv_cmd_modify_srq(ibsrq, attr, IBV_SRQ_LIMIT, &cmd,
+				  sizeof(cmd));
 }
 
 int vhca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)

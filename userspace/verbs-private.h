@@ -160,7 +160,9 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	void *rereg_mr, *resize_cq, *set_ece, *unimport_dm;
+	void *rereg_mr;
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	void *set_ece, *unimport_dm;
 	void *unimport_mr, *unimport_pd;
 };
 
@@ -208,6 +210,13 @@ struct vhca_cmd_modify_srq {
 	__u32 attr_mask;
 	__u32 max_wr;
 	__u32 srq_limit;
+};
+
+struct vhca_cmd_resize_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 cq_handle;
+	__u32 cqe;
 };
 
 struct vhca_cmd_query_srq {
@@ -297,6 +306,9 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
+		      struct vhca_cmd_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
 		       struct ibv_srq_init_attr *attr,
@@ -391,6 +403,11 @@ _Static_assert(sizeof(struct vhca_cmd_create_srq) ==
 _Static_assert(sizeof(struct vhca_cmd_modify_srq) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_modify_srq),
 	       "modify_srq command");
+_Static_assert(sizeof(struct vhca_cmd_resize_cq) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_resize_cq),
+	       "resize_cq command");
+_Static_assert(offsetof(struct verbs_context_ops, resize_cq) == 71 * 8,
+	       "resize_cq");
 _Static_assert(sizeof(struct vhca_cmd_query_srq) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_query_srq),
 	       "query_srq command");

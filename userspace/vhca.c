@@ -170,6 +170,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.reg_mr = vhca_reg_mr,
 	/* a system call for now; arming from the ring would make it free */
 	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.resize_cq = vhca_resize_cq,
 };
 
 static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,

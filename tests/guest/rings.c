@@ -102,9 +102,16 @@ static void srq_tests(struct ibv_pd *pd)
 	attr.srq_limit = cap + 1;
 	ret = ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT);
 	check(ret == EINVAL, "srq_limit above max_wr: EINVAL (%d)", ret);
+	/* resize on an empty ring, there and back (send.c resizes under traffic) */
 	attr.max_wr = cap * 2;
 	ret = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR);
-	check(ret == EOPNOTSUPP, "resize: EOPNOTSUPP, not offered yet (%d)", ret);
+	check(ret == 0, "resize to %u (%d)", cap * 2, ret);
+	ret = ibv_query_srq(srq, &attr);
+	check(ret == 0 && attr.max_wr == cap * 2, "query_srq reports %u", attr.max_wr);
+	attr.max_wr = cap;
+	ret = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR);
+	check(ret == 0 && ibv_query_srq(srq, &attr) == 0 && attr.max_wr == cap,
+	      "and back to %u", cap);
 
 	/* bad_wr is the first failing WR; the one before is posted, the
 	 * one after is not. */
@@ -285,8 +292,8 @@ int main(int argc, char **argv)
 	memset(&attr, 0, sizeof(attr));
 	ret = ibv_query_device(ctx, &attr);
 	check(ret == 0 && attr.max_cq > 0 && attr.max_srq > 0 &&
-	      !(attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE),
-	      "device offers CQs and SRQs, no SRQ resize (max_cq %d, max_srq %d)",
+	      (attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE),
+	      "device offers CQs, SRQs and SRQ resize (max_cq %d, max_srq %d)",
 	      attr.max_cq, attr.max_srq);
 
 	cq_tests(ctx);

@@ -6,7 +6,8 @@
  * completions (signaled or not, src_qp, byte_len), the error statuses a
  * user can provoke (LOC_LEN_ERR and REM_INV_REQ_ERR, LOC_PROT_ERR,
  * RNR_RETRY_EXC_ERR, WR_FLUSH_ERR), RNR retry that recovers, ibv_post_send
- * errors, and the SRQ limit event.  Prints TAP.  Usage: send DEVICE
+ * errors, the SRQ limit event, and SRQ and CQ resize under traffic.
+ * Prints TAP.  Usage: send DEVICE
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -454,6 +455,106 @@ static void srq_limit_test(void)
 	ibv_destroy_srq(srq);
 }
 
+static int post_srq(struct ibv_srq *srq, uint64_t id, size_t off)
+{
+	struct ibv_sge r = sge_at(off, 64);
+	struct ibv_recv_wr rw = { .wr_id = id, .sg_list = &r, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_srq_recv(srq, &rw, &bad);
+}
+
+/*
+ * Resize keeps what was posted and what was produced: an SRQ grows while
+ * WQEs wait in it, a CQ while completions wait in it, and both go on in
+ * order; sizes that cannot hold what waits are refused with nothing lost.
+ */
+static void resize_test(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq_attr attr = { .max_wr = 40 };
+	struct ibv_cq *main_cq = cq;
+	struct ibv_srq *srq;
+	struct ibv_wc wc[64];
+	uint64_t next = 103;
+	struct ibv_sge s;
+	int i, n, ok = 1, got = 0;
+	struct pair p;
+
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	srq = cq ? ibv_create_srq(pd, &sa) : NULL;
+	if (!srq || make_pair(&p, srq, 7)) {
+		check(0, "an 8-entry CQ, an 8-WR SRQ and a pair using them");
+		cq = main_cq;
+		return;
+	}
+	for (i = 0; i < 8; i++)
+		post_srq(srq, 100 + i, 20000 + 64 * i);
+	check(post_srq(srq, 99, 0) == ENOMEM, "the SRQ is full with 8 WRs");
+
+	/* 3 messages: 6 completions wait unpolled in the 8-entry CQ */
+	s = sge_at(0, 16);
+	for (i = 0; i < 3; i++) {
+		memset(buf, 'a' + i, 16);
+		post_send(p.a, 200 + i, &s, 1, IBV_WR_SEND,
+			  IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0);
+	}
+	/* sends posted before resize_cq have completed when it counts */
+	check(ibv_resize_cq(cq, 2) == EINVAL,
+	      "resize_cq below what waits in it: EINVAL");
+	ok = ibv_resize_cq(cq, 64) == 0;
+	check(ok && cq->cqe >= 64,
+	      "resize_cq to 64 while completions wait (cqe %d)", cq->cqe);
+	check(ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR) == 0,
+	      "IBV_SRQ_MAX_WR to 40 while 5 WRs wait");
+	memset(&attr, 0, sizeof(attr));
+	ok = ibv_query_srq(srq, &attr) == 0;
+	check(ok && attr.max_wr >= 40, "query_srq reports max_wr %u >= 40",
+	      attr.max_wr);
+	n = poll_n(wc, 6);
+	check(n == 6 && find(wc, n, 100) && find(wc, n, 102) &&
+	      !memcmp(buf + 20000 + 128, "cccc", 4),
+	      "the completions that waited survive the CQ's resize (%d)", n);
+
+	/* 35 more than the old SRQ could hold, through the moved WQEs */
+	ok = 1;
+	for (i = 0; i < 30; i++)
+		ok &= post_srq(srq, 108 + i, 20000 + 64 * (8 + i)) == 0;
+	check(ok, "30 more WRs fit in the resized SRQ");
+	for (i = 0; i < 35; i++) {
+		post_send(p.a, 300 + i, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+		if (i % 8 != 7 && i != 34)
+			continue;
+		n = poll_n(wc, 2 * (i % 8 + 1));
+		for (int j = 0; j < n; j++) {
+			if (wc[j].opcode != IBV_WC_RECV)
+				continue;
+			ok &= wc[j].status == IBV_WC_SUCCESS &&
+			      wc[j].wr_id == next;
+			next++;
+			got++;
+		}
+	}
+	check(ok && got == 35 && next == 138,
+	      "35 messages take WRs 103..137 in order, the moved ones first (%d)",
+	      got);
+	attr.max_wr = 4;
+	for (i = 0; i < 6; i++)
+		post_srq(srq, 400 + i, 0);
+	check(ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR) == EINVAL,
+	      "IBV_SRQ_MAX_WR below the 6 WRs waiting: EINVAL");
+	s = sge_at(0, 8);
+	for (i = 0; i < 6; i++)
+		post_send(p.a, 500 + i, &s, 1, IBV_WR_SEND, 0, 0);
+	n = poll_n(wc, 6);
+	check(n == 6 && wc[0].wr_id == 400 && wc[5].wr_id == 405,
+	      "and they are all still there, in order (%d)", n);
+	free_pair(&p);
+	ibv_destroy_srq(srq);
+	ibv_destroy_cq(cq);
+	cq = main_cq;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -474,6 +575,7 @@ int main(int argc, char **argv)
 	rdma_tests();
 	error_tests();
 	srq_limit_test();
+	resize_test();
 
 	ibv_dereg_mr(rmr);
 	ibv_dereg_mr(mr);
