@@ -205,6 +205,8 @@ struct vhca_seg {
  * @lock: serialises modify and query
  * @state: the QP state
  * @attr: the attributes modify_qp set, as query_qp reports them
+ * @dst_dev: ib_device index of the vhca device the AV's DGID belongs to,
+ *	resolved when the AV is set; U32_MAX when none here has it
  * @err_pending: a receive WQE of this RC QP failed in a peer's engine; the
  *	QP's own work moves it to the error state
  * @sq_post_lock: a kernel QP's send producer index
@@ -227,6 +229,7 @@ struct vhca_qp {
 	struct mutex lock;	/* state, attr, the send ring */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
+	u32 dst_dev;
 	bool err_pending;
 	spinlock_t sq_post_lock;	/* sq producer of a kernel QP */
 	spinlock_t rq_post_lock;	/* rq producer of a kernel QP */
@@ -277,6 +280,8 @@ static inline bool vhca_qpt_ud(enum ib_qp_type type)
 struct vhca_dev *vhca_dev_get_by_netdev(struct net_device *ndev);
 int vhca_dev_list_add(struct vhca_dev *vdev);
 void vhca_dev_list_del(struct vhca_dev *vdev);
+struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid);
+struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index);
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The engine: vhca's "hardware".  It consumes send rings the way a NIC
- * would and moves data between QPs of this device.  So far, between QPs
- * of the same device: SEND, SEND_WITH_IMM, RDMA WRITE and WRITE_WITH_IMM
+ * would and moves data between QPs of the vhca devices of this host (the
+ * AV's DGID names the device, the QPN the QP): SEND, SEND_WITH_IMM, RDMA WRITE and WRITE_WITH_IMM
  * on RC and UC; SEND_WITH_INV, RDMA READ, ATOMIC_CMP_AND_SWP and
  * ATOMIC_FETCH_AND_ADD on RC; SEND and SEND_WITH_IMM on UD and GSI, with
  * the GRH; LOCAL_INV and, for kernel QPs, REG_MR.
@@ -234,14 +234,24 @@ static s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return len;
 }
 
+/* The QP @qpn of the vhca device with ib_device index @dev, if any. */
+static struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn)
+{
+	struct vhca_dev *dst = vhca_dev_by_index(vdev, dev);
+
+	return dst ? xa_load(&dst->qp_xa, qpn) : NULL;
+}
+
 /*
- * The responder: a QP of this device, of the same type, ready to receive,
- * and for RC connected back to @qp.  NULL if there is none: on a wire
- * nobody would answer.  Caller holds rcu_read_lock().
+ * The responder: a QP of the vhca device the AV's DGID belongs to (this
+ * one or another of this host), of the same type, ready to receive, and
+ * for RC connected back to @qp.  NULL if there is none: on a wire nobody
+ * would answer.  Caller holds rcu_read_lock().
  */
 static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
 {
-	struct vhca_qp *peer = xa_load(&vdev->qp_xa, qp->attr.dest_qp_num);
+	struct vhca_qp *peer = vhca_qp_find(vdev, READ_ONCE(qp->dst_dev),
+					    qp->attr.dest_qp_num);
 	enum ib_qp_state state;
 
 	if (!peer || peer->ibqp.qp_type != qp->ibqp.qp_type)
@@ -250,7 +260,8 @@ static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS)
 		return NULL;
 	if (qp->ibqp.qp_type == IB_QPT_RC &&
-	    peer->attr.dest_qp_num != qp->ibqp.qp_num)
+	    (peer->attr.dest_qp_num != qp->ibqp.qp_num ||
+	     READ_ONCE(peer->dst_dev) != vdev->ibdev.index))
 		return NULL;
 	return peer;
 }
@@ -259,12 +270,13 @@ static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
  * The remote buffer an RDMA or atomic WQE names: the peer must grant
  * @access on the QP and through the rkey over the whole range.
  */
-static struct vhca_mr *vhca_remote(struct vhca_dev *vdev, struct vhca_qp *peer,
-				   u32 rkey, u64 va, u32 len, int access)
+static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
+				   u32 len, int access)
 {
 	if ((READ_ONCE(peer->attr.qp_access_flags) & access) != access)
 		return NULL;
-	return vhca_mr_find(vdev, rkey, peer->ibqp.pd, access, va, len);
+	return vhca_mr_find(to_vdev(peer->ibqp.device), rkey, peer->ibqp.pd,
+			    access, va, len);
 }
 
 /*
@@ -308,8 +320,8 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!send && len) {
 		int access = reads ? IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE;
 
-		rmr = vhca_remote(vdev, peer, w->rdma.rkey, w->rdma.remote_addr,
-				  len, access);
+		rmr = vhca_remote(peer, w->rdma.rkey, w->rdma.remote_addr, len,
+				  access);
 		if (!rmr)
 			return refused;
 		dseg[0] = (struct vhca_seg){ .mr = rmr,
@@ -335,7 +347,8 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 		}
 	}
 	if (send) {
-		room = vhca_sges(vdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+		room = vhca_sges(to_vdev(peer->ibqp.device), rwqe->sge,
+				 rwqe->num_sge, peer->ibqp.pd,
 				 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
 		if (room < 0) {
 			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0,
@@ -349,7 +362,8 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 		}
 		/* the responder's key goes before any data is placed */
 		if (w->opcode == IB_UVERBS_WR_SEND_WITH_INV &&
-		    !vhca_mr_invalidate(vdev, peer->ibqp.pd, w->ex)) {
+		    !vhca_mr_invalidate(to_vdev(peer->ibqp.device),
+					peer->ibqp.pd, w->ex)) {
 			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0,
 				       NULL, qp->ibqp.qp_num);
 			return IB_WC_REM_INV_REQ_ERR;
@@ -391,7 +405,7 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return IB_WC_RETRY_EXC_ERR;
 	if (va & 7)
 		return IB_WC_REM_INV_REQ_ERR;
-	rmr = vhca_remote(vdev, peer, w->atomic.rkey, va, sizeof(u64),
+	rmr = vhca_remote(peer, w->atomic.rkey, va, sizeof(u64),
 			  IB_ACCESS_REMOTE_ATOMIC);
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
@@ -477,8 +491,8 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 {
 	const struct vhca_av *av = &w->ud.av;
 	struct vhca_rwqe *rwqe = qp->rwqe;
-	const struct ib_gid_attr *dgid;
 	struct vhca_cursor src, dst;
+	struct vhca_dev *pdev;
 	struct vhca_seg grh_seg;
 	unsigned int ns, nd;
 	struct vhca_qp *peer;
@@ -493,13 +507,10 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (len > ib_mtu_enum_to_int(READ_ONCE(vdev->active_mtu)))
 		return IB_WC_LOC_LEN_ERR;
 
-	dgid = rdma_find_gid_by_port(qp->ibqp.device, (union ib_gid *)av->dgid,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, VHCA_PORT,
-				     NULL);
-	if (IS_ERR(dgid))
+	pdev = vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid);
+	if (!pdev)
 		return IB_WC_SUCCESS;	/* not this host's */
-	rdma_put_gid_attr(dgid);
-	peer = xa_load(&vdev->qp_xa, w->ud.remote_qpn);
+	peer = xa_load(&pdev->qp_xa, w->ud.remote_qpn);
 	if (!peer || !vhca_qpt_ud(peer->ibqp.qp_type))
 		return IB_WC_SUCCESS;
 	state = READ_ONCE(peer->state);
@@ -521,7 +532,7 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 			       qp->ibqp.qp_num);
 		return IB_WC_SUCCESS;
 	}
-	room = vhca_sges(vdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
 			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
 	if (room < 0 || room < len + sizeof(grh)) {
 		vhca_recv_done(peer, rwqe->wr_id,
@@ -682,7 +693,8 @@ static void vhca_sq_run(struct vhca_qp *qp)
 				status = IB_WC_RNR_RETRY_EXC_ERR;
 			} else {
 				rcu_read_lock();
-				peer = xa_load(&vdev->qp_xa, qp->attr.dest_qp_num);
+				peer = vhca_qp_find(vdev, READ_ONCE(qp->dst_dev),
+						    qp->attr.dest_qp_num);
 				if (peer)
 					us = vhca_rnr_usecs[peer->attr.min_rnr_timer & 31];
 				rcu_read_unlock();

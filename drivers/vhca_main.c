@@ -5,15 +5,78 @@
  * vhca has no rdma_driver_id of its own (that enum is uapi and closed to
  * out-of-tree drivers), so it cannot use ib_unregister_driver() or
  * ib_device_get_by_netdev(): both would see other drivers' devices.  It
- * keeps its own list instead.
+ * keeps its own list instead.  The engine reads the list under RCU to find
+ * the device a GID belongs to: traffic between vhca devices of this host
+ * stays off the network.
  */
 #include <linux/module.h>
+#include <linux/rculist.h>
+#include <rdma/ib_cache.h>
 #include <rdma/rdma_netlink.h>
 
 #include "vhca.h"
 
 static DEFINE_MUTEX(vhca_dev_lock);	/* nests inside rtnl_lock */
-static LIST_HEAD(vhca_dev_list);
+static LIST_HEAD(vhca_dev_list);	/* writers hold the lock; RCU readers */
+
+static bool vhca_dev_has_gid(struct vhca_dev *vdev, const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+
+	/* a device not (or no longer) registered has no GIDs to offer */
+	if (!ib_device_try_get(&vdev->ibdev))
+		return false;
+	attr = rdma_find_gid_by_port(&vdev->ibdev, gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, VHCA_PORT,
+				     NULL);
+	ib_device_put(&vdev->ibdev);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
+}
+
+/**
+ * vhca_dev_by_gid() - the vhca device of this host that has a GID
+ * @self: the asking device, tried first
+ * @gid: the GID
+ *
+ * Caller holds rcu_read_lock(); the device stays valid until it drops it.
+ *
+ * Return: the device, or NULL if no vhca device here has @gid.
+ */
+struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid)
+{
+	struct vhca_dev *vdev;
+
+	if (vhca_dev_has_gid(self, gid))
+		return self;
+	list_for_each_entry_rcu(vdev, &vhca_dev_list, list)
+		if (vdev != self && vhca_dev_has_gid(vdev, gid))
+			return vdev;
+	return NULL;
+}
+
+/**
+ * vhca_dev_by_index() - the vhca device with an ib_device index
+ * @self: the asking device, tried first
+ * @index: the index, as vhca_dev_by_gid() found it earlier
+ *
+ * Caller holds rcu_read_lock(); the device stays valid until it drops it.
+ *
+ * Return: the device, or NULL if it has gone.
+ */
+struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index)
+{
+	struct vhca_dev *vdev;
+
+	if (self->ibdev.index == index)
+		return self;
+	list_for_each_entry_rcu(vdev, &vhca_dev_list, list)
+		if (vdev->ibdev.index == index)
+			return vdev;
+	return NULL;
+}
 
 /**
  * vhca_dev_get_by_netdev() - find the vhca device bound to a netdev
@@ -57,16 +120,18 @@ int vhca_dev_list_add(struct vhca_dev *vdev)
 		}
 	}
 	if (!err)
-		list_add_tail(&vdev->list, &vhca_dev_list);
+		list_add_tail_rcu(&vdev->list, &vhca_dev_list);
 	mutex_unlock(&vhca_dev_lock);
 	return err;
 }
 
+/* Off the list, and no engine still looking at it: it can be freed. */
 void vhca_dev_list_del(struct vhca_dev *vdev)
 {
 	mutex_lock(&vhca_dev_lock);
-	list_del_init(&vdev->list);
+	list_del_rcu(&vdev->list);
 	mutex_unlock(&vhca_dev_lock);
+	synchronize_rcu();
 }
 
 static int vhca_newlink(const char *ibdev_name, struct net_device *ndev)

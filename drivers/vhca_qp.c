@@ -203,6 +203,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq_post_lock);
 	INIT_DELAYED_WORK(&qp->sq_work, vhca_sq_work);
 	qp->state = IB_QPS_RESET;
+	qp->dst_dev = U32_MAX;
 	qp->max_inline = inline_cap;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 
@@ -308,6 +309,24 @@ static int vhca_qp_check_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * The vhca device of this host whose GID the AV names, as an ib_device
+ * index (the engine finds it again under RCU), or U32_MAX for none.
+ */
+static u32 vhca_av_dst_dev(struct vhca_qp *qp, struct rdma_ah_attr *ah)
+{
+	struct vhca_dev *dst;
+	u32 index = U32_MAX;
+
+	rcu_read_lock();
+	dst = vhca_dev_by_gid(to_vdev(qp->ibqp.device),
+			      &rdma_ah_read_grh(ah)->dgid);
+	if (dst)
+		index = dst->ibdev.index;
+	rcu_read_unlock();
+	return index;
+}
+
 static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 			       int mask)
 {
@@ -321,8 +340,10 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 		a->port_num = attr->port_num;
 	if (mask & IB_QP_QKEY)
 		a->qkey = attr->qkey;
-	if (mask & IB_QP_AV)
+	if (mask & IB_QP_AV) {
 		rdma_replace_ah_attr(&a->ah_attr, &attr->ah_attr);
+		WRITE_ONCE(qp->dst_dev, vhca_av_dst_dev(qp, &attr->ah_attr));
+	}
 	if (mask & IB_QP_PATH_MTU)
 		a->path_mtu = attr->path_mtu;
 	if (mask & IB_QP_TIMEOUT)

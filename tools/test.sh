@@ -3,8 +3,9 @@
 #
 # The whole test suite: set-up, build, lint (W=1, sparse, checkpatch), host
 # tests, KUnit under UML, the guest harness's self-test, the device tests in
-# a guest, the RDMA CM and kernel ULP (NVMe-oF) tests, and the two-guest
-# link test.  Ends with "N passed, N failed".
+# a guest, two vhca devices on one host, the RDMA CM and kernel ULP
+# (NVMe-oF) tests, rdma-core's pyverbs
+# suite, and the two-guest link test.  Ends with "N passed, N failed".
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,8 +73,10 @@ failed=$((failed + ${kf:-1}))
 tap harness bash tests/harness.sh
 tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
 tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
+tap guest-twodev tools/guest.sh 'bash tests/guest/twodev.sh'
 tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
 tap guest-kulp tools/guest.sh 'bash tests/guest/kulp.sh'
+tap guest-pyverbs tools/guest.sh 'bash tests/guest/pyverbs.sh'
 tap guest-twohost tools/guest.sh --peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
 

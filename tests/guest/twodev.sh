@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# Two vhca devices on one host, vhca0 on veth0 and vhca1 on veth1: traffic
+# between them stays in the engine (the AV's DGID names the device), for
+# rdma-core's examples, perftest and the RDMA CM.  Then each device goes
+# away with a connection to the other open.
+. tests/guest/lib.sh
+
+ip link add veth0 type veth peer name veth1
+ip link set veth0 up
+ip link set veth1 up
+ip addr add 10.77.0.1/24 dev veth0
+ip addr add 10.77.0.2/24 dev veth1
+check "rdma link add vhca0 on veth0" rdma link add vhca0 type vhca netdev veth0
+check "rdma link add vhca1 on veth1" rdma link add vhca1 type vhca netdev veth1
+sleep 1
+
+# srv_cli SERVER_DEV CLIENT_DEV GIDFLAG PROG ARGS...: PROG on SERVER_DEV,
+# its client on CLIENT_DEV; each uses its device's GID 0 (IPv6 link-local,
+# from its own veth's MAC), so the DGIDs name the other device
+srv_cli() {
+	local sd=$1 cd=$2 g=$3 prog=$4 srv
+	shift 4
+	"$prog" -d "$sd" "$g" 0 "$@" >/tmp/server.log 2>&1 &
+	srv=$!
+	sleep 2
+	if timeout 120 "$prog" -d "$cd" "$g" 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &&
+		wait $srv; then
+		return 0
+	fi
+	kill $srv 2>/dev/null
+	tail -n 5 /tmp/server.log /tmp/client.log
+	return 1
+}
+
+check_ne() { [ "$1" != "$2" ]; }
+check "the two devices have different GIDs at index 0" check_ne \
+	"$(cat /sys/class/infiniband/vhca0/ports/1/gids/0)" \
+	"$(cat /sys/class/infiniband/vhca1/ports/1/gids/0)"
+
+for args in "ibv_rc_pingpong -n 500 -c" "ibv_uc_pingpong -n 500 -c" \
+	    "ibv_ud_pingpong -n 500" "ibv_srq_pingpong -n 500"; do
+	check "vhca0 <- vhca1: $args" srv_cli vhca0 vhca1 -g $args
+	check "vhca1 <- vhca0: $args" srv_cli vhca1 vhca0 -g $args
+done
+for args in "ib_write_bw -D 1 -s 65536" "ib_read_bw -D 1 -s 65536" \
+	    "ib_send_bw -D 1 -s 4096" "ib_atomic_bw -D 1"; do
+	check "vhca0 <- vhca1: $args" srv_cli vhca0 vhca1 -x $args
+done
+
+# (rping between the two addresses is not here: both are local, so the
+# route between them is lo and rdma_cm binds both ends to one device.)
+
+# a peer that goes away: vhca1 is deleted while traffic to vhca0 runs
+ibv_rc_pingpong -d vhca0 -g 0 -n 1000000 >/tmp/server.log 2>&1 &
+srv=$!
+sleep 2
+ibv_rc_pingpong -d vhca1 -g 0 -n 1000000 127.0.0.1 >/tmp/client.log 2>&1 &
+cli=$!
+sleep 2
+check "rdma link del vhca1 with traffic to vhca0 running" timeout 60 rdma link del vhca1
+check_eq "vhca1 is gone" "$(rdma link show | grep -c vhca1)" 0
+# both programs busy-poll and never read async events: stop them
+kill $srv $cli 2>/dev/null
+wait $srv $cli 2>/dev/null
+check "vhca0 is unharmed: ibv_rc_pingpong -c on it" \
+	srv_cli vhca0 vhca0 -g ibv_rc_pingpong -n 200 -c
+check "rdma link del vhca0" rdma link del vhca0
+ip link del veth0
+tap_done
