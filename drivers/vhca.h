@@ -102,6 +102,7 @@ struct vhca_uring {
  * @overflowed: a CQE did not fit; the CQ is in error and takes no more
  * @notify: armed for the next completion (IB_CQ_NEXT_COMP), the next
  *	solicited or failed one (IB_CQ_SOLICITED), or not (0)
+ * @arm_seen: a user CQ's ctrl word as last read: a change is an arm
  * @poll_lock: serialises a kernel CQ's pollers (its consumer index)
  */
 struct vhca_cq {
@@ -112,6 +113,7 @@ struct vhca_cq {
 	u32 prod;
 	bool overflowed;
 	u8 notify;
+	u32 arm_seen;
 	spinlock_t poll_lock;	/* a kernel CQ's consumer index */
 };
 
@@ -199,6 +201,7 @@ struct vhca_seg {
  * @sq_cons: the engine's consumer index of the send ring
  * @sq_work: the engine's work on the send ring (delayed for RNR)
  * @rnr_left: RNR retries left for the WQE at sq_cons
+ * @rnr_wait: the RNR timer's work owns the send ring; doorbells wait for it
  * @wqe: the send WQE being executed, copied out of the ring
  * @rwqe: the responder's receive WQE, copied out of its ring
  * @seg: 2 * VHCA_MAX_SGE segments: the message's, then the receive's
@@ -223,6 +226,7 @@ struct vhca_qp {
 	u32 sq_cons;
 	struct delayed_work sq_work;
 	u8 rnr_left;
+	bool rnr_wait;
 	void *wqe;
 	struct vhca_rwqe *rwqe;
 	struct vhca_seg *seg;
@@ -297,6 +301,8 @@ void vhca_net_exit(void);
 extern struct workqueue_struct *vhca_wq;
 void vhca_sq_work(struct work_struct *work);
 void vhca_qp_kick(struct vhca_qp *qp);
+void vhca_qp_kick_now(struct vhca_qp *qp);
+void vhca_qp_doorbell(struct vhca_qp *qp);
 void vhca_qp_flush_sq(struct vhca_qp *qp);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* The engine's validators, visible to its KUnit suite. */
@@ -309,6 +315,7 @@ bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
 /* vhca_cq.c */
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 		 bool solicited);
+void vhca_cq_take_arm(struct vhca_cq *cq);
 int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
 /* vhca_mr.c */

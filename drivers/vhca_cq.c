@@ -61,6 +61,11 @@ int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	memcpy(vhca_uring_slot(r, cq->prod), cqe, sizeof(*cqe));
 	/* Release: the CQE is written before the index that shows it. */
 	smp_store_release(&r->hdr->producer, ++cq->prod);
+	if (cq->ibcq.uobject) {
+		/* Pairs with the provider's barrier between arm and poll. */
+		smp_mb();
+		vhca_cq_take_arm(cq);
+	}
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED &&
 	     (solicited || cqe->status != IB_WC_SUCCESS))) {
@@ -74,6 +79,29 @@ out:
 	if (fire && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return err;
+}
+
+/**
+ * vhca_cq_take_arm() - apply the arms a user CQ's provider wrote in ctrl
+ * @cq: a user CQ; caller holds cq->lock
+ *
+ * ctrl holds two counters the provider adds to (struct vhca_ring_hdr): a
+ * change of the NEXT one arms for the next completion, else a change of
+ * the SOLICITED one for the next solicited or failed one, unless already
+ * armed for any.  The value is the process's to write; whatever it holds
+ * can only make this CQ's own events more or fewer.
+ */
+void vhca_cq_take_arm(struct vhca_cq *cq)
+{
+	u32 arm = READ_ONCE(cq->ring.hdr->ctrl), old = cq->arm_seen;
+
+	if (arm == old)
+		return;
+	cq->arm_seen = arm;
+	if ((arm ^ old) & VHCA_CQ_ARM_NEXT_MASK)
+		cq->notify = IB_CQ_NEXT_COMP;
+	else if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = IB_CQ_SOLICITED;
 }
 
 /**

@@ -154,6 +154,7 @@ static int vhca_alloc_ucontext(struct ib_ucontext *ibuc,
 	struct vhca_alloc_ucontext_resp resp = {
 		.ring_hdr_size = VHCA_RING_HDR_SIZE,
 		.max_sge = VHCA_MAX_SGE,
+		.caps = VHCA_CAP_RING_CTRL,
 	};
 
 	return ib_copy_to_udata(udata, &resp,

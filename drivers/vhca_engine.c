@@ -196,7 +196,7 @@ static void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 	 */
 	if (status != IB_WC_SUCCESS && dst->ibqp.qp_type == IB_QPT_RC) {
 		WRITE_ONCE(dst->err_pending, true);
-		vhca_qp_kick(dst);
+		vhca_qp_kick_now(dst);
 	}
 }
 
@@ -619,8 +619,18 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 	}
 }
 
-/* Execute what is posted on @qp's send ring.  Caller holds qp->lock. */
-static void vhca_sq_run(struct vhca_qp *qp)
+/* Where a run of the send ring stopped. */
+enum vhca_sq_stop {
+	VHCA_SQ_IDLE,	/* nothing it can do until something is posted */
+	VHCA_SQ_MORE,	/* the budget ran out with WQEs left */
+	VHCA_SQ_WAIT,	/* an RNR timer will run it again */
+};
+
+/*
+ * Execute what is posted on @qp's send ring, at most *budget WQEs.  Caller
+ * holds qp->lock.
+ */
+static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_seg *sseg = qp->seg, *dseg = qp->seg + VHCA_MAX_SGE;
@@ -630,18 +640,23 @@ static void vhca_sq_run(struct vhca_qp *qp)
 
 	if (qp->state == IB_QPS_ERR) {
 		vhca_qp_flush_sq(qp);
-		return;
+		if (qp->rq.hdr)
+			vhca_qp_flush_rq(qp);
+		return VHCA_SQ_IDLE;
 	}
 	if (qp->state != IB_QPS_RTS)
-		return;	/* posted WQEs wait for RTS */
+		return VHCA_SQ_IDLE;	/* posted WQEs wait for RTS */
 
 	/* Acquire pairs with the provider's release of the producer. */
 	prod = smp_load_acquire(&qp->sq.hdr->producer);
 	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots)) {
 		vhca_qp_set_error(qp);
-		return;
+		return VHCA_SQ_IDLE;
 	}
 	while (qp->sq_cons != prod) {
+		if (!*budget)
+			return VHCA_SQ_MORE;
+		(*budget)--;
 		w = vhca_sq_fetch(qp);
 		rcu_read_lock();
 		switch (w->opcode) {
@@ -698,9 +713,13 @@ static void vhca_sq_run(struct vhca_qp *qp)
 				if (peer)
 					us = vhca_rnr_usecs[peer->attr.min_rnr_timer & 31];
 				rcu_read_unlock();
-				queue_delayed_work(vhca_wq, &qp->sq_work,
-						   usecs_to_jiffies(us));
-				return;
+				/* even over a kick queued meanwhile */
+				qp->rnr_wait = true;
+				mod_delayed_work(vhca_wq, &qp->sq_work,
+						 usecs_to_jiffies(us));
+				if (READ_ONCE(qp->err_pending))
+					vhca_qp_kick_now(qp);
+				return VHCA_SQ_WAIT;
 			}
 		}
 		qp->rnr_left = qp->attr.rnr_retry;
@@ -714,8 +733,55 @@ static void vhca_sq_run(struct vhca_qp *qp)
 			vhca_send_done(qp, w, status);
 		if (status != IB_WC_SUCCESS) {
 			vhca_qp_set_error(qp);
+			return VHCA_SQ_IDLE;
+		}
+	}
+	return VHCA_SQ_IDLE;
+}
+
+/* WQEs a doorbell runs in the poster's context, and one work item runs. */
+#define VHCA_SQ_INLINE_BUDGET	32
+#define VHCA_SQ_WORK_BUDGET	256
+
+static void vhca_sq_set_active(struct vhca_qp *qp, bool active)
+{
+	if (qp->ibqp.uobject)
+		WRITE_ONCE(qp->sq.hdr->ctrl, active ? VHCA_SQ_ACTIVE : 0);
+}
+
+/*
+ * Run @qp's send ring until it is idle or @budget WQEs have run, then
+ * hand it back to the poster without losing a WQE.  While this runs, ctrl
+ * says VHCA_SQ_ACTIVE and the provider rings no doorbell; so before
+ * letting go it clears the bit, issues a full barrier and reads the
+ * producer again (see struct vhca_ring_hdr).  With the budget spent, or an
+ * RNR timer pending, the bit stays set: the queued work runs the ring.
+ * Caller holds qp->lock.
+ */
+static void vhca_sq_service(struct vhca_qp *qp, unsigned int budget)
+{
+	enum vhca_sq_stop stop;
+	u32 prod;
+
+	if (qp->rnr_wait)
+		return;	/* the RNR timer's work runs the ring */
+	for (;;) {
+		vhca_sq_set_active(qp, true);
+		stop = vhca_sq_run(qp, &budget);
+		if (stop == VHCA_SQ_WAIT)
+			return;
+		if (stop == VHCA_SQ_MORE) {
+			queue_delayed_work(vhca_wq, &qp->sq_work, 0);
 			return;
 		}
+		vhca_sq_set_active(qp, false);
+		/* Pairs with the provider's barrier after its producer store. */
+		smp_mb();
+		prod = READ_ONCE(qp->sq.hdr->producer);
+		if (prod == qp->sq_cons ||
+		    !vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots) ||
+		    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR))
+			return;
 	}
 }
 
@@ -725,17 +791,49 @@ void vhca_sq_work(struct work_struct *work)
 					  struct vhca_qp, sq_work);
 
 	mutex_lock(&qp->lock);
+	qp->rnr_wait = false;
 	if (READ_ONCE(qp->err_pending)) {
 		WRITE_ONCE(qp->err_pending, false);
 		if (qp->state != IB_QPS_RESET)
 			vhca_qp_set_error(qp);
 	}
-	vhca_sq_run(qp);
+	vhca_sq_service(qp, VHCA_SQ_WORK_BUDGET);
 	mutex_unlock(&qp->lock);
 }
 
-/* The doorbell: run @qp's send ring soon. */
+/**
+ * vhca_qp_kick() - have the engine's work run @qp's send ring
+ * @qp: the QP
+ *
+ * Queued, not run: any context.  A pending RNR timer is not cut short;
+ * vhca_qp_kick_now() does that, for a QP that has to leave its wait.
+ */
 void vhca_qp_kick(struct vhca_qp *qp)
 {
+	queue_delayed_work(vhca_wq, &qp->sq_work, 0);
+}
+
+void vhca_qp_kick_now(struct vhca_qp *qp)
+{
 	mod_delayed_work(vhca_wq, &qp->sq_work, 0);
+}
+
+/**
+ * vhca_qp_doorbell() - a user QP's send doorbell
+ * @qp: the QP
+ *
+ * Runs what is posted in the caller's context, as a NIC would start on a
+ * doorbell at once: no work item to wake for the common case of a few
+ * WQEs.  If the engine's work holds the ring (or modify_qp does), that
+ * holder will see the WQEs, or the work queued here will.  Process
+ * context.
+ */
+void vhca_qp_doorbell(struct vhca_qp *qp)
+{
+	if (!mutex_trylock(&qp->lock)) {
+		vhca_qp_kick(qp);
+		return;
+	}
+	vhca_sq_service(qp, VHCA_SQ_INLINE_BUDGET);
+	mutex_unlock(&qp->lock);
 }

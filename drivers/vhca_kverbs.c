@@ -165,7 +165,7 @@ static int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;	/* user WRs live in the ring */
 		}
-		vhca_qp_kick(qp);
+		vhca_qp_doorbell(qp);
 		return 0;
 	}
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {

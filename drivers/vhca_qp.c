@@ -78,6 +78,18 @@ out:
  */
 static void vhca_qp_enter_error(struct vhca_qp *qp)
 {
+	if (qp->rq.hdr && qp->ibqp.uobject) {
+		/* From here a post_recv rings the doorbell to be flushed. */
+		WRITE_ONCE(qp->rq.hdr->ctrl, VHCA_RQ_FLUSH);
+		/*
+		 * Pairs with the provider's barrier between its producer
+		 * store and its read of ctrl: what the flush below misses,
+		 * the provider sees the flag for.
+		 */
+		smp_mb();
+	}
+	if (qp->rnr_wait)
+		vhca_qp_kick_now(qp);	/* flushes posts made meanwhile */
 	vhca_qp_flush_sq(qp);
 	if (qp->rq.hdr)
 		vhca_qp_flush_rq(qp);
@@ -258,9 +270,12 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	bool kernel = !qp->ibqp.uobject;
 
 	WRITE_ONCE(qp->err_pending, false);
+	if (qp->rnr_wait)
+		vhca_qp_kick_now(qp);	/* its work finds RESET and lets go */
 	spin_lock_irq(&qp->sq_post_lock);
 	qp->sq_cons = 0;
 	WRITE_ONCE(qp->sq.hdr->consumer, 0);
+	WRITE_ONCE(qp->sq.hdr->ctrl, 0);
 	if (kernel)
 		WRITE_ONCE(qp->sq.hdr->producer, 0);
 	spin_unlock_irq(&qp->sq_post_lock);
@@ -270,6 +285,7 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	qp->rq_cons = 0;
 	if (qp->rq.hdr) {
 		WRITE_ONCE(qp->rq.hdr->consumer, 0);
+		WRITE_ONCE(qp->rq.hdr->ctrl, 0);
 		if (kernel)
 			WRITE_ONCE(qp->rq.hdr->producer, 0);
 	}

@@ -193,6 +193,10 @@ static int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cons = smp_load_acquire(&cq->ring.hdr->consumer);
 	n = vhca_ring_move(&ring, &cq->ring, cons, cq->prod);
 	if (n >= 0) {
+		/* an arm in the old ring's ctrl still counts; the new is 0 */
+		if (ibcq->uobject)
+			vhca_cq_take_arm(cq);
+		cq->arm_seen = 0;
 		old = cq->ring;
 		cq->ring = ring;
 		cq->prod = n;

@@ -261,12 +261,55 @@ static void ring_move(struct kunit *test)
 	vhca_uring_destroy(&wide);
 }
 
+/*
+ * A user CQ's arms in ctrl: NEXT wins over SOLICITED, an arm is taken
+ * once, and a value that jumps around (it is the process's to write)
+ * arms at most; it never does more than set notify.
+ */
+static void cq_arm(struct kunit *test)
+{
+	struct vhca_cq cq = {};
+
+	kring(test, &cq.ring, 2, 6);
+	vhca_cq_take_arm(&cq);
+	KUNIT_EXPECT_EQ(test, cq.notify, 0);
+
+	cq.ring.hdr->ctrl += VHCA_CQ_ARM_SOLICITED;
+	vhca_cq_take_arm(&cq);
+	KUNIT_EXPECT_EQ(test, cq.notify, IB_CQ_SOLICITED);
+	cq.ring.hdr->ctrl += VHCA_CQ_ARM_NEXT;
+	vhca_cq_take_arm(&cq);
+	KUNIT_EXPECT_EQ(test, cq.notify, IB_CQ_NEXT_COMP);
+	/* a later solicited arm does not narrow a pending next one */
+	cq.ring.hdr->ctrl += VHCA_CQ_ARM_SOLICITED;
+	vhca_cq_take_arm(&cq);
+	KUNIT_EXPECT_EQ(test, cq.notify, IB_CQ_NEXT_COMP);
+
+	/* taken once: after the CQ fired (notify 0), the same value is old */
+	cq.notify = 0;
+	vhca_cq_take_arm(&cq);
+	KUNIT_EXPECT_EQ(test, cq.notify, 0);
+
+	/* both counters at once, and the NEXT counter wrapping */
+	cq.ring.hdr->ctrl = cq.arm_seen + VHCA_CQ_ARM_SOLICITED + 0xffff;
+	vhca_cq_take_arm(&cq);
+	KUNIT_EXPECT_EQ(test, cq.notify, IB_CQ_NEXT_COMP);
+	cq.notify = 0;
+	cq.ring.hdr->ctrl = 0xdeadbeef;
+	vhca_cq_take_arm(&cq);
+	KUNIT_EXPECT_EQ(test, cq.notify, IB_CQ_NEXT_COMP);
+	KUNIT_EXPECT_EQ(test, cq.arm_seen, 0xdeadbeefU);
+
+	vhca_uring_destroy(&cq.ring);
+}
+
 static struct kunit_case vhca_ring_cases[] = {
 	KUNIT_CASE(ring_empty_full),
 	KUNIT_CASE(ring_wraparound),
 	KUNIT_CASE(ring_corrupt_indices),
 	KUNIT_CASE(ring_bytes),
 	KUNIT_CASE(ring_move),
+	KUNIT_CASE(cq_arm),
 	{}
 };
 

@@ -46,8 +46,42 @@ struct vhca_ring_hdr {
 	__u32 producer;
 	__u8 rsvd0[VHCA_RING_IDX_ALIGN - 4];
 	__u32 consumer;
-	__u8 rsvd1[VHCA_RING_IDX_ALIGN - 4];
+	__u32 ctrl;		/* written by the consumer's side: see below */
+	__u8 rsvd1[VHCA_RING_IDX_ALIGN - 8];
 };
+
+/*
+ * ctrl shares the consumer's cache line and is written only by the side
+ * that writes the consumer index.  Zero (what an older kernel leaves) is
+ * always safe: it means "ring the doorbell" on a send ring, and "nothing to
+ * do" on a receive ring.
+ *
+ * Send ring, written by the kernel: VHCA_SQ_ACTIVE says the engine owns the
+ * ring and will read the producer index again before it lets go, so a post
+ * needs no doorbell.  The engine clears the bit, issues a full barrier and
+ * then re-reads the producer; a poster stores the producer, issues a full
+ * barrier and then reads ctrl.  One of the two sees the other's store, so
+ * no WQE is left without an engine to run it.
+ *
+ * Receive ring of a QP, written by the kernel: VHCA_RQ_FLUSH says the QP is
+ * in the error state.  Receive WQEs are then flushed only when the doorbell
+ * rings, so a poster that sees it (same barrier pairing) rings it once.
+ *
+ * CQ ring, written by the provider: two 16-bit arm counters.  Adding
+ * VHCA_CQ_ARM_NEXT arms the CQ for its next completion, adding
+ * VHCA_CQ_ARM_SOLICITED for its next solicited or failed one: no system
+ * call.  The kernel remembers the last value it saw; after storing a
+ * completion's producer index and a full barrier it reads ctrl, and a
+ * changed counter arms the CQ (NEXT winning over SOLICITED), which that
+ * completion may then fire.  A consumer that arms and then, after a full
+ * barrier, polls again therefore never misses an event.  A bogus value is
+ * the process's own business: at most one event per completion.
+ */
+#define VHCA_SQ_ACTIVE		0x1U
+#define VHCA_RQ_FLUSH		0x1U
+#define VHCA_CQ_ARM_NEXT	1U
+#define VHCA_CQ_ARM_SOLICITED	0x10000U
+#define VHCA_CQ_ARM_NEXT_MASK	0xffffU
 
 static inline __u32 vhca_ring_used(__u32 prod, __u32 cons)
 {
@@ -222,7 +256,12 @@ struct vhca_cqe {
 struct vhca_alloc_ucontext_resp {
 	__u32 ring_hdr_size;	/* VHCA_RING_HDR_SIZE of the running kernel */
 	__u32 max_sge;
+	__u32 caps;		/* VHCA_CAP_* */
+	__u32 rsvd;
 };
+
+/* The kernel honours ctrl of the ring header (doorbell-free posts, arms). */
+#define VHCA_CAP_RING_CTRL	0x1U
 
 /*
  * Every ring of a user object is mapped from the uverbs file at mmap_key

@@ -42,6 +42,7 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 	if (ret)
 		goto err_destroy;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cq->ring_ctrl = to_vctx(context)->ring_ctrl;
 	return &cq->cq;
 
 err_destroy:
@@ -154,4 +155,27 @@ int vhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	}
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/*
+ * Arm with no system call: add to one of the two counters in ctrl (struct
+ * vhca_ring_hdr).  The lock keeps the ring from being swapped by a resize
+ * meanwhile.  The kernel reads ctrl after each completion it stores and a
+ * full barrier; the fence here orders the arm before this thread's next
+ * poll reads the producer index, so a completion stored before the arm is
+ * seen by that poll, and one stored after it fires the event.
+ */
+int vhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct vhca_cq *cq = container_of(ibcq, struct vhca_cq, cq);
+
+	if (!cq->ring_ctrl)
+		return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+	pthread_spin_lock(&cq->lock);
+	__atomic_fetch_add(&cq->ring.hdr->ctrl,
+			   solicited_only ? VHCA_CQ_ARM_SOLICITED :
+					    VHCA_CQ_ARM_NEXT, __ATOMIC_SEQ_CST);
+	pthread_spin_unlock(&cq->lock);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
 }

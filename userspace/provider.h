@@ -13,6 +13,17 @@
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
+struct vhca_context {
+	struct verbs_context vctx;
+	uint32_t max_sge;
+	bool ring_ctrl;	/* the kernel honours ctrl (VHCA_CAP_RING_CTRL) */
+};
+
+static inline struct vhca_context *to_vctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct vhca_context, vctx.context);
+}
+
 /*
  * A ring mapped from the kernel.  idx is this side's own index: the only
  * copy it trusts.  The other side's index is read from the header.
@@ -34,6 +45,7 @@ struct vhca_cq {
 	};
 	pthread_spinlock_t lock;
 	struct vhca_uring ring;	/* we consume */
+	bool ring_ctrl;		/* arm through ring.hdr->ctrl */
 };
 
 struct vhca_srq {
@@ -66,6 +78,7 @@ struct vhca_qp {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
+	bool ring_ctrl;		/* the kernel says when a doorbell is due */
 };
 
 int vhca_uring_map(struct vhca_uring *r, int cmd_fd, uint64_t key,
@@ -109,6 +122,7 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 int vhca_destroy_cq(struct ibv_cq *cq);
 int vhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int vhca_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int vhca_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr);

@@ -2,7 +2,8 @@
 /*
  * Queue pairs: ibv_post_recv() writes receive WQEs into the QP's mapped
  * receive ring with no system call; ibv_post_send() writes send WQEs into
- * the send ring and rings the doorbell.
+ * the send ring and rings the doorbell unless the engine owns the ring
+ * (ctrl in struct vhca_ring_hdr).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->max_send_sge = resp.drv.max_send_sge;
 	qp->max_recv_sge = resp.drv.max_recv_sge;
 	qp->max_inline = resp.drv.max_inline;
+	qp->ring_ctrl = to_vctx(pd->context)->ring_ctrl;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 
@@ -141,18 +143,48 @@ int vhca_destroy_qp(struct ibv_qp *ibqp)
  * own, and a QP in RESET takes no receives; both are refused at the first
  * WR.  qp->state is what vhca_modify_qp recorded.
  */
+/* The send doorbell; it fails only when the device is gone. */
+static int vhca_ring_doorbell(struct vhca_qp *qp)
+{
+	if (write(qp->vqp.qp.context->cmd_fd, &qp->db, sizeof(qp->db)) !=
+	    (ssize_t)sizeof(qp->db))
+		return errno;
+	return 0;
+}
+
+/*
+ * Storing the producer, then a full barrier, then reading ctrl: the other
+ * half of the kernel's store of ctrl, barrier, read of the producer
+ * (struct vhca_ring_hdr).  Either side sees the other's store.
+ */
+static uint32_t vhca_ctrl_after_post(const struct vhca_uring *r)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&r->hdr->ctrl, __ATOMIC_RELAXED);
+}
+
+/*
+ * No system call, except on a QP the kernel has put in the error state
+ * (VHCA_RQ_FLUSH): there the doorbell has the WQEs flushed, as the verbs
+ * require.
+ */
 int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);
+	int ret;
 
 	if (ibqp->srq ||
 	    __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE) == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	return vhca_post_rwqes(&qp->rq, &qp->rq_lock, qp->max_recv_sge, wr,
-			       bad_wr);
+	ret = vhca_post_rwqes(&qp->rq, &qp->rq_lock, qp->max_recv_sge, wr,
+			      bad_wr);
+	if ((!ret || *bad_wr != wr) && qp->ring_ctrl &&
+	    (vhca_ctrl_after_post(&qp->rq) & VHCA_RQ_FLUSH))
+		vhca_ring_doorbell(qp);	/* the WQEs are posted either way */
+	return ret;
 }
 
 #define VHCA_SEND_FLAGS (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
@@ -314,7 +346,7 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	enum ibv_qp_state state;
 	uint32_t prod, cons;
 	bool posted;
-	int ret = 0;
+	int ret = 0, db;
 
 	state = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
 	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT ||
@@ -348,10 +380,13 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (ret)
 		*bad_wr = wr;
 
-	/* The doorbell fails only when the device is gone. */
-	if (posted && write(ibqp->context->cmd_fd, &qp->db, sizeof(qp->db)) !=
-	    (ssize_t)sizeof(qp->db) && !ret) {
-		ret = errno;
+	/* While the engine owns the ring, it will see the WQEs itself. */
+	if (!posted || (qp->ring_ctrl &&
+			(vhca_ctrl_after_post(r) & VHCA_SQ_ACTIVE)))
+		return ret;
+	db = vhca_ring_doorbell(qp);
+	if (db && !ret) {
+		ret = db;
 		*bad_wr = first;
 	}
 	return ret;

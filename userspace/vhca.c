@@ -17,11 +17,6 @@ struct vhca_device {
 	struct verbs_device vdev;
 };
 
-struct vhca_context {
-	struct verbs_context vctx;
-	uint32_t max_sge;
-};
-
 struct vhca_pd {
 	struct ibv_pd ibpd;
 	uint32_t pdn;
@@ -168,8 +163,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.query_qp = vhca_query_qp,
 	.query_srq = vhca_query_srq,
 	.reg_mr = vhca_reg_mr,
-	/* a system call for now; arming from the ring would make it free */
-	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.req_notify_cq = vhca_req_notify_cq,
 	.resize_cq = vhca_resize_cq,
 };
 
@@ -199,6 +193,7 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
 		goto err;
 	}
 	ctx->max_sge = resp.drv.max_sge;
+	ctx->ring_ctrl = resp.drv.caps & VHCA_CAP_RING_CTRL;
 	verbs_set_ops(&ctx->vctx, &vhca_ctx_ops);
 	return &ctx->vctx;
 

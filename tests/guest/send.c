@@ -6,12 +6,16 @@
  * completions (signaled or not, src_qp, byte_len), the error statuses a
  * user can provoke (LOC_LEN_ERR and REM_INV_REQ_ERR, LOC_PROT_ERR,
  * RNR_RETRY_EXC_ERR, WR_FLUSH_ERR), RNR retry that recovers, ibv_post_send
- * errors, the SRQ limit event, and SRQ and CQ resize under traffic.
+ * errors, the SRQ limit event, SRQ and CQ resize under traffic, and the
+ * ring's ctrl word: posts that need no doorbell while the engine owns the
+ * send ring, CQ arming with no system call (next and solicited), and
+ * receives posted to a QP in the error state being flushed.
  * Prints TAP.  Usage: send DEVICE
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -41,6 +45,9 @@ static struct ibv_qp *make_qp(struct ibv_srq *srq)
 	return ibv_create_qp(pd, &ia);
 }
 
+/* The receiver's RNR NAK timer code: 1 is 10 us, 28 is 164 ms. */
+static uint8_t rnr_timer = 1;
+
 static int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			 IBV_ACCESS_REMOTE_ATOMIC;
 
@@ -57,7 +64,7 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dest, int rnr_retry)
 	a = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
 		.dest_qp_num = dest, .max_dest_rd_atomic = 1,
-		.min_rnr_timer = 1,	/* 10 us */
+		.min_rnr_timer = rnr_timer,
 		.ah_attr = { .is_global = 1, .port_num = 1,
 			     .grh = { .dgid = gid, .hop_limit = 1 } },
 	};
@@ -555,6 +562,203 @@ static void resize_test(void)
 	cq = main_cq;
 }
 
+/*
+ * Run @fn in a child under seccomp_only_write_to(-1): the child exits 0
+ * if @fn returned 0.  Returns 0 if it did, 1 if it exited otherwise, 2 if
+ * a system call killed it.  The child shares the rings (MAP_SHARED), not
+ * the provider's own indices: the parent must not post to the same ring
+ * afterwards.
+ */
+static int no_syscall(int (*fn)(void *), void *arg)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (seccomp_only_write_to(-1))
+			syscall(SYS_exit, 3);
+		syscall(SYS_exit, fn(arg) ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	if (WIFSIGNALED(status))
+		return 2;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+static int post_4_sends(void *qp)
+{
+	struct ibv_sge s = sge_at(0, 32);
+	int i, ret = 0;
+
+	for (i = 0; i < 4; i++)
+		ret |= post_send(qp, 601 + i, &s, 1, IBV_WR_SEND,
+				 IBV_SEND_SIGNALED, 0);
+	return ret;
+}
+
+/*
+ * While the engine owns a send ring (here: it waits out an RNR timer),
+ * ibv_post_send writes the WQEs and rings no doorbell, and the engine
+ * still runs them.
+ */
+static void active_test(void)
+{
+	struct ibv_wc wc[16];
+	struct ibv_sge s, r;
+	struct pair p;
+	int i, n, ret;
+
+	rnr_timer = 28;
+	ret = make_pair(&p, NULL, 7);
+	rnr_timer = 1;
+	if (ret) {
+		check(0, "a pair with a 164 ms RNR timer");
+		return;
+	}
+	s = sge_at(0, 32);
+	post_send(p.a, 600, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+	/* no receive: the engine waits and keeps the ring (rnr_retry 7) */
+	ret = no_syscall(post_4_sends, p.a);
+	check(ret == 0, "ibv_post_send while the engine owns the ring makes no system call (%s)",
+	      ret == 2 ? "killed by seccomp" : ret ? "failed" : "ok");
+	for (i = 0; i < 5; i++) {
+		r = sge_at(8192 + 64 * i, 64);
+		post_recv(p.b, 700 + i, &r, 1);
+	}
+	n = poll_n(wc, 10);
+	ret = n == 10;
+	for (i = 0; ret && i < 5; i++)
+		ret = find(wc, n, 600 + i) && find(wc, n, 700 + i) &&
+		      find(wc, n, 600 + i)->status == IBV_WC_SUCCESS;
+	check(ret, "and the engine runs those WQEs without a doorbell (%d completions)", n);
+	free_pair(&p);
+}
+
+/* 1 if an event for @c arrives on @ch within @ms; it is acked. */
+static int cq_event(struct ibv_comp_channel *ch, struct ibv_cq *c, int ms)
+{
+	struct pollfd pf = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ecq;
+	void *ectx;
+
+	if (poll(&pf, 1, ms) != 1 || ibv_get_cq_event(ch, &ecq, &ectx))
+		return 0;
+	ibv_ack_cq_events(ecq, 1);
+	return ecq == c;
+}
+
+static int arm_next(void *c)
+{
+	return ibv_req_notify_cq(c, 0);
+}
+
+/* One SEND from a to b, both completions polled. */
+static int exchange(struct pair *p, uint64_t id, int flags)
+{
+	struct ibv_sge s = sge_at(0, 16), r = sge_at(8192, 64);
+	struct ibv_wc wc[2];
+
+	post_recv(p->b, id + 1, &r, 1);
+	post_send(p->a, id, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED | flags, 0);
+	return poll_n(wc, 2) == 2 && wc[0].status == IBV_WC_SUCCESS &&
+	       wc[1].status == IBV_WC_SUCCESS;
+}
+
+/* ibv_req_notify_cq with no system call, and its two kinds of arming. */
+static void arm_test(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *main_cq = cq;
+	struct pair p;
+	int ret;
+
+	cq = ch ? ibv_create_cq(ctx, 16, NULL, ch, 0) : NULL;
+	if (!cq || make_pair(&p, NULL, 7)) {
+		check(0, "a CQ on a completion channel and a pair using it");
+		cq = main_cq;
+		return;
+	}
+	ret = no_syscall(arm_next, cq);
+	check(ret == 0, "ibv_req_notify_cq makes no system call (%s)",
+	      ret == 2 ? "killed by seccomp" : ret ? "failed" : "ok");
+	check(exchange(&p, 800, 0) && cq_event(ch, cq, 2000),
+	      "that arm fires on the next completion");
+	check(exchange(&p, 810, 0) && !cq_event(ch, cq, 300),
+	      "one event per arm: the next completion fires none");
+
+	ibv_req_notify_cq(cq, 1);
+	check(exchange(&p, 820, 0) && !cq_event(ch, cq, 300),
+	      "armed for solicited: an unsolicited success fires none");
+	check(exchange(&p, 830, IBV_SEND_SOLICITED) && cq_event(ch, cq, 2000),
+	      "armed for solicited: a solicited message fires");
+
+	ibv_req_notify_cq(cq, 1);
+	ibv_req_notify_cq(cq, 0);
+	check(exchange(&p, 840, 0) && cq_event(ch, cq, 2000),
+	      "solicited then next: any completion fires");
+	ibv_req_notify_cq(cq, 0);
+	ibv_req_notify_cq(cq, 1);
+	check(exchange(&p, 850, 0) && cq_event(ch, cq, 2000),
+	      "next then solicited: still any completion fires");
+	free_pair(&p);
+	ibv_destroy_cq(cq);
+	ibv_destroy_comp_channel(ch);
+	cq = main_cq;
+}
+
+/*
+ * Receives posted to a QP in the error state complete with WR_FLUSH_ERR,
+ * whether the user or the engine put the QP there.
+ */
+static void err_flush_test(void)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge s, r;
+	struct ibv_wc wc[4], *w;
+	struct pair p;
+	int n;
+
+	if (make_pair(&p, NULL, 0)) {
+		check(0, "connect a pair");
+		return;
+	}
+	ibv_modify_qp(p.b, &a, IBV_QP_STATE);
+	r = sge_at(8192, 64);
+	post_recv(p.b, 900, &r, 1);
+	post_recv(p.b, 901, &r, 1);
+	n = poll_n(wc, 2);
+	check(n == 2 && wc[0].wr_id == 900 && wc[1].wr_id == 901 &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+	      wc[1].status == IBV_WC_WR_FLUSH_ERR,
+	      "receives posted after modify_qp(ERR) are flushed, in order (%d)", n);
+	free_pair(&p);
+
+	if (make_pair(&p, NULL, 0)) {
+		check(0, "connect a pair");
+		return;
+	}
+	/* 64 bytes into an 8-byte receive: b fails, and the engine errs it */
+	s = sge_at(0, 64);
+	r = sge_at(8192, 8);
+	post_recv(p.b, 910, &r, 1);
+	post_send(p.a, 911, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+	n = poll_n(wc, 2);
+	w = find(wc, n, 910);
+	check(n == 2 && w && w->status == IBV_WC_LOC_LEN_ERR,
+	      "a receive too small: IBV_WC_LOC_LEN_ERR");
+	usleep(20000);	/* the engine moves b to ERR on its own work */
+	r = sge_at(8192, 64);
+	post_recv(p.b, 912, &r, 1);
+	n = poll_n(wc, 1);
+	check(n == 1 && wc[0].wr_id == 912 &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR,
+	      "a receive posted after the engine moved the QP to ERR is flushed (%d)", n);
+	free_pair(&p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -576,6 +780,9 @@ int main(int argc, char **argv)
 	error_tests();
 	srq_limit_test();
 	resize_test();
+	active_test();
+	arm_test();
+	err_flush_test();
 
 	ibv_dereg_mr(rmr);
 	ibv_dereg_mr(mr);
