@@ -239,6 +239,13 @@ struct vhca_qp {
 	spinlock_t rq_post_lock;	/* rq producer of a kernel QP */
 };
 
+/* States in which a QP takes incoming messages. */
+static inline bool vhca_qps_receives(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQE;
+}
+
 static inline struct vhca_dev *to_vdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct vhca_dev, ibdev);
@@ -348,6 +355,7 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
 int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void vhca_qp_set_error(struct vhca_qp *qp);
+void vhca_qp_set_sq_error(struct vhca_qp *qp);
 void vhca_qp_flush_rq(struct vhca_qp *qp);
 
 /* vhca_ring.c */

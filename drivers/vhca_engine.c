@@ -257,7 +257,7 @@ static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
 	if (!peer || peer->ibqp.qp_type != qp->ibqp.qp_type)
 		return NULL;
 	state = READ_ONCE(peer->state);
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS)
+	if (!vhca_qps_receives(state))
 		return NULL;
 	if (qp->ibqp.qp_type == IB_QPT_RC &&
 	    (peer->attr.dest_qp_num != qp->ibqp.qp_num ||
@@ -514,7 +514,7 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!peer || !vhca_qpt_ud(peer->ibqp.qp_type))
 		return IB_WC_SUCCESS;
 	state = READ_ONCE(peer->state);
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS)
+	if (!vhca_qps_receives(state))
 		return IB_WC_SUCCESS;
 	/* IB: a qkey with the high bit set means "use the sender's own" */
 	qkey = (w->ud.remote_qkey & 0x80000000) ? qp->attr.qkey :
@@ -602,7 +602,7 @@ static void vhca_sq_advance(struct vhca_qp *qp)
 
 /**
  * vhca_qp_flush_sq() - complete every posted send WQE with FLUSH_ERR
- * @qp: a QP in the error state; caller holds qp->lock
+ * @qp: a QP in the error or send queue error state; caller holds qp->lock
  */
 void vhca_qp_flush_sq(struct vhca_qp *qp)
 {
@@ -642,6 +642,10 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		vhca_qp_flush_sq(qp);
 		if (qp->rq.hdr)
 			vhca_qp_flush_rq(qp);
+		return VHCA_SQ_IDLE;
+	}
+	if (qp->state == IB_QPS_SQE) {
+		vhca_qp_flush_sq(qp);
 		return VHCA_SQ_IDLE;
 	}
 	if (qp->state != IB_QPS_RTS)
@@ -732,7 +736,11 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		    (w->flags & VHCA_SWQE_F_SIGNALED))
 			vhca_send_done(qp, w, status);
 		if (status != IB_WC_SUCCESS) {
-			vhca_qp_set_error(qp);
+			/* IBA 10.3.1: UC and UD fail their send queue only */
+			if (qp->ibqp.qp_type == IB_QPT_RC)
+				vhca_qp_set_error(qp);
+			else
+				vhca_qp_set_sq_error(qp);
 			return VHCA_SQ_IDLE;
 		}
 	}
@@ -780,7 +788,8 @@ static void vhca_sq_service(struct vhca_qp *qp, unsigned int budget)
 		prod = READ_ONCE(qp->sq.hdr->producer);
 		if (prod == qp->sq_cons ||
 		    !vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots) ||
-		    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR))
+		    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR &&
+		     qp->state != IB_QPS_SQE))
 			return;
 	}
 }

@@ -112,6 +112,22 @@ void vhca_qp_set_error(struct vhca_qp *qp)
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 }
 
+/**
+ * vhca_qp_set_sq_error() - move a UC or UD QP to the send queue error state
+ * @qp: the QP; caller holds qp->lock
+ *
+ * A UC or UD send WQE that completes in error stops the send queue only
+ * (IBA 10.3.1): the WQEs after it are flushed, and so is whatever is
+ * posted until modify_qp moves the QP back to RTS; receives go on.
+ */
+void vhca_qp_set_sq_error(struct vhca_qp *qp)
+{
+	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_SQE)
+		return;
+	WRITE_ONCE(qp->state, IB_QPS_SQE);
+	vhca_qp_flush_sq(qp);
+}
+
 static void vhca_qp_free_rings(struct vhca_qp *qp)
 {
 	vhca_uring_destroy(&qp->sq);

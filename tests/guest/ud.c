@@ -176,6 +176,36 @@ int main(int argc, char **argv)
 	check(w && w->status == IBV_WC_LOC_LEN_ERR,
 	      "a datagram larger than the path MTU: IBV_WC_LOC_LEN_ERR for the sender");
 
+	/* IBA 10.3.1: a UD send error stops the send queue only */
+	{
+		struct ibv_qp_attr qa = {};
+		struct ibv_qp_init_attr qia;
+
+		if (ibv_query_qp(a, &qa, IBV_QP_STATE, &qia))
+			qa.qp_state = IBV_QPS_UNKNOWN;
+		check(qa.qp_state == IBV_QPS_SQE,
+		      "the failed send moved the UD QP to SQE, not ERR (%d)",
+		      qa.qp_state);
+		n = ud_round(b, a, ah6, QKEY, 100, r, 1, wc);
+		w = find(wc, n, 1);
+		check(n == 2 && w && w->status == IBV_WC_SUCCESS &&
+		      w->qp_num == a->qp_num,
+		      "in SQE it still receives");
+		n = ud_round(a, b, ah6, QKEY, 10, NULL, 0, wc);
+		check(n == 1 && wc[0].wr_id == 2 &&
+		      wc[0].status == IBV_WC_WR_FLUSH_ERR,
+		      "in SQE a posted send is flushed (%d)", n);
+		qa.qp_state = IBV_QPS_RTS;
+		check(!ibv_modify_qp(a, &qa, IBV_QP_STATE),
+		      "modify_qp SQE -> RTS");
+		/* b still holds the receive the oversized datagram missed */
+		n = ud_round(a, b, ah6, QKEY, 100, NULL, 0, wc);
+		check(n == 2 && find(wc, n, 1) && find(wc, n, 2) &&
+		      find(wc, n, 1)->status == IBV_WC_SUCCESS &&
+		      find(wc, n, 2)->status == IBV_WC_SUCCESS,
+		      "back in RTS it sends again (%d)", n);
+	}
+
 	ibv_destroy_ah(ah4);
 	ibv_destroy_ah(ah6);
 	ibv_destroy_qp(b);
