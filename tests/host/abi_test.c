@@ -28,7 +28,11 @@ int main(void)
 	CHECK(sizeof(struct vhca_sge) == 16);
 	CHECK(sizeof(struct vhca_rwqe) == 16);
 	CHECK(offsetof(struct vhca_rwqe, sge) == 16);
-	CHECK(sizeof(struct vhca_alloc_ucontext_resp) == 8);
+	CHECK(sizeof(struct vhca_alloc_ucontext_resp) == 16);
+	CHECK(offsetof(struct vhca_alloc_ucontext_resp, caps) == 8);
+	/* ctrl shares the consumer's cache line, right after it */
+	CHECK(offsetof(struct vhca_ring_hdr, ctrl) ==
+	      offsetof(struct vhca_ring_hdr, consumer) + 4);
 	CHECK(sizeof(struct vhca_alloc_pd_resp) == 8);
 	CHECK(sizeof(struct vhca_cqe) == VHCA_CQE_STRIDE);
 	CHECK(offsetof(struct vhca_cqe, status) == 32);
