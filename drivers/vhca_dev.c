@@ -199,8 +199,8 @@ static const struct attribute_group vhca_attr_group = {
 static void vhca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct vhca_dev *vdev = to_vdev(ibdev);
+	bool listed = vhca_dev_list_del(vdev);
 
-	vhca_dev_list_del(vdev);
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
 	ida_destroy(&vdev->pd_ida);
 	ida_destroy(&vdev->cq_ida);
@@ -208,6 +208,8 @@ static void vhca_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&vdev->mr_xa);
 	xa_destroy(&vdev->qp_xa);
 	mutex_destroy(&vdev->port_lock);
+	if (listed)
+		vhca_dev_gone();
 }
 
 static const struct ib_device_ops vhca_dev_ops = {

@@ -11,6 +11,7 @@
  */
 #include <linux/module.h>
 #include <linux/rculist.h>
+#include <linux/wait_bit.h>
 #include <rdma/ib_cache.h>
 #include <rdma/rdma_netlink.h>
 
@@ -18,6 +19,8 @@
 
 static DEFINE_MUTEX(vhca_dev_lock);	/* nests inside rtnl_lock */
 static LIST_HEAD(vhca_dev_list);	/* writers hold the lock; RCU readers */
+/* Devices listed and not yet through dealloc_driver: module exit waits. */
+static atomic_t vhca_devs_alive = ATOMIC_INIT(0);
 
 static bool vhca_dev_has_gid(struct vhca_dev *vdev, const union ib_gid *gid)
 {
@@ -122,16 +125,34 @@ int vhca_dev_list_add(struct vhca_dev *vdev)
 	if (!err)
 		list_add_tail_rcu(&vdev->list, &vhca_dev_list);
 	mutex_unlock(&vhca_dev_lock);
+	if (!err)
+		atomic_inc(&vhca_devs_alive);
 	return err;
 }
 
-/* Off the list, and no engine still looking at it: it can be freed. */
-void vhca_dev_list_del(struct vhca_dev *vdev)
+/*
+ * Off the list, and no engine still looking at it: it can be freed.  A device that never made it onto the list has nothing to
+ * undo.  Returns whether it was listed; if so, vhca_dev_gone() must follow
+ * once dealloc_driver is done with it.
+ */
+bool vhca_dev_list_del(struct vhca_dev *vdev)
 {
 	mutex_lock(&vhca_dev_lock);
+	if (list_empty(&vdev->list)) {
+		mutex_unlock(&vhca_dev_lock);
+		return false;
+	}
 	list_del_rcu(&vdev->list);
 	mutex_unlock(&vhca_dev_lock);
 	synchronize_rcu();
+	return true;
+}
+
+/* The last thing dealloc_driver does for a listed device. */
+void vhca_dev_gone(void)
+{
+	if (atomic_dec_and_test(&vhca_devs_alive))
+		wake_up_var(&vhca_devs_alive);
 }
 
 static int vhca_newlink(const char *ibdev_name, struct net_device *ndev)
@@ -147,8 +168,10 @@ static struct rdma_link_ops vhca_link_ops = {
 /*
  * Unregister every device.  A device that is already being unregistered
  * (link del, netdev removal) stays on the list until its dealloc_driver
- * runs, and ib_unregister_device() waits for that unregistration to finish,
- * so when the list is empty no vhca code can run any more.
+ * runs, and ib_unregister_device() waits for that unregistration to finish.
+ * One that has left the list may still be in dealloc_driver, which sleeps
+ * after list_del (a grace period): the module exit waits for
+ * vhca_devs_alive to drop to zero too.
  */
 static void vhca_unregister_all(void)
 {
@@ -185,11 +208,17 @@ static int __init vhca_init(void)
 	return 0;
 }
 
+/*
+ * Devices go before the netdev notifier: unregistering the notifier replays
+ * NETDEV_UNREGISTER for every netdev, which would queue the unregistration
+ * of each device on ib_core's workqueue instead.
+ */
 static void __exit vhca_exit(void)
 {
 	rdma_link_unregister(&vhca_link_ops);
-	vhca_net_exit();
 	vhca_unregister_all();
+	vhca_net_exit();
+	wait_var_event(&vhca_devs_alive, !atomic_read(&vhca_devs_alive));
 	destroy_workqueue(vhca_wq);
 	rcu_barrier();	/* kernel MRs are freed by RCU callbacks */
 }
