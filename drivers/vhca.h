@@ -13,6 +13,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "vhca-abi.h"
+#include "vhca_roce.h"
 
 #define VHCA_PORT		1
 #define VHCA_GID_TBL_LEN	128
@@ -178,11 +179,15 @@ struct vhca_ah {
 	struct vhca_av av;
 };
 
-/* One piece of a message: @len bytes at @va in @mr, or at @kbuf. */
+/*
+ * One piece of a message: @len bytes at @va in @mr, or at @kbuf (a source)
+ * or @kdst (a destination) in the kernel.
+ */
 struct vhca_seg {
 	struct vhca_mr *mr;
 	u64 va;
 	const u8 *kbuf;
+	u8 *kdst;
 	u32 len;
 };
 
@@ -294,6 +299,39 @@ bool vhca_dev_list_del(struct vhca_dev *vdev);
 void vhca_dev_gone(void);
 struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid);
 struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index);
+
+struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev);
+
+/* vhca_net.c: RoCEv2 on the wire */
+
+/* What a UD datagram's transport headers say. */
+struct vhca_ud_hdr {
+	u32 dqpn;
+	u32 sqpn;
+	u32 qkey;
+	u32 psn;
+	__be32 imm;
+	bool has_imm;
+	bool se;
+};
+
+/* A UD datagram from the wire, as the engine delivers it. */
+struct vhca_ud_msg {
+	struct vhca_ud_hdr h;
+	u8 grh[40];	/* the IPv6 header, or 20 zero bytes and the IPv4 one */
+	u8 net;		/* RDMA_NETWORK_IPV4 or _IPV6 */
+	const u8 *data;
+	u32 len;
+};
+
+void vhca_net_get(void);
+void vhca_net_put(void);
+struct sk_buff *vhca_net_ud_alloc(struct vhca_dev *vdev,
+				  const struct vhca_ud_hdr *h, u32 len,
+				  u8 **payload);
+void vhca_net_ud_send(struct vhca_dev *vdev, struct sk_buff *skb,
+		      const struct vhca_av *av, u32 sqpn);
+void vhca_ud_recv(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);

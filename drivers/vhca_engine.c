@@ -2,10 +2,12 @@
 /*
  * The engine: vhca's "hardware".  It consumes send rings the way a NIC
  * would and moves data between QPs of the vhca devices of this host (the
- * AV's DGID names the device, the QPN the QP): SEND, SEND_WITH_IMM, RDMA WRITE and WRITE_WITH_IMM
- * on RC and UC; SEND_WITH_INV, RDMA READ, ATOMIC_CMP_AND_SWP and
- * ATOMIC_FETCH_AND_ADD on RC; SEND and SEND_WITH_IMM on UD and GSI, with
- * the GRH; LOCAL_INV and, for kernel QPs, REG_MR.
+ * AV's DGID names the device, the QPN the QP): SEND, SEND_WITH_IMM, RDMA
+ * WRITE and WRITE_WITH_IMM on RC and UC; SEND_WITH_INV, RDMA READ,
+ * ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD on RC; SEND and
+ * SEND_WITH_IMM on UD and GSI, with the GRH; LOCAL_INV and, for kernel
+ * QPs, REG_MR.  A UD datagram to a GID no device here has goes on the
+ * wire (vhca_net.c), and those from the wire are delivered here.
  *
  * Everything it reads from a ring was written by an untrusted process: a
  * WQE is copied out of the ring before it is looked at, and no index,
@@ -60,13 +62,15 @@ static void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
 			}
 			continue;
 		}
-		dp = vhca_mr_map(d->mr, d->va + dst->off, &droom);
+		dp = d->kdst ? d->kdst + dst->off :
+			 vhca_mr_map(d->mr, d->va + dst->off, &droom);
 		sp = s->kbuf ? NULL : vhca_mr_map(s->mr, s->va + src->off, &sroom);
 		n = min3(n, droom, sroom);
 		memcpy(dp, sp ? sp : s->kbuf + src->off, n);
 		if (sp)
 			vhca_mr_unmap(s->mr, sp);
-		vhca_mr_unmap(d->mr, dp);
+		if (!d->kdst)
+			vhca_mr_unmap(d->mr, dp);
 		dst->off += n;
 		src->off += n;
 		len -= n;
@@ -480,74 +484,159 @@ static u8 vhca_build_grh(struct vhca_qp *qp, const struct vhca_av *av,
 }
 
 /*
- * A UD SEND: to the QP remote_qpn of this device, if the destination GID
- * is one of this port's and the qkey matches; otherwise, as on a wire, the
- * datagram is lost and the sender still completes.  The receiver's
- * buffers take the GRH first, then the data.  Caller holds rcu_read_lock().
+ * Deliver a UD message to @peer: its next receive WQE (copied into @rwqe)
+ * takes the 40-byte GRH slot, then @len bytes from @src.  A missing
+ * receive drops the message; a receive that cannot hold it fails.  @w
+ * says whether it carries immediate data and the solicited flag.
+ */
+static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
+			    struct vhca_rwqe *rwqe, struct vhca_seg *dseg,
+			    const u8 *grh, u8 net, struct vhca_cursor *src,
+			    u32 len, const struct vhca_swqe *w, u32 src_qpn)
+{
+	struct vhca_cursor dst, gsrc;
+	struct vhca_seg grh_seg;
+	unsigned int nd;
+	u32 max_sge;
+	s64 room;
+
+	if (!vhca_pop_recv(peer, rwqe, &max_sge))
+		return;	/* no receive: dropped */
+	if (rwqe->num_sge > max_sge) {
+		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
+			       src_qpn);
+		return;
+	}
+	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
+	if (room < 0 || room < len + 40) {
+		vhca_recv_done(peer, rwqe->wr_id,
+			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
+			       0, NULL, src_qpn);
+		return;
+	}
+	grh_seg = (struct vhca_seg){ .kbuf = grh, .len = 40 };
+	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
+	gsrc = (struct vhca_cursor){ .seg = &grh_seg, .nseg = 1 };
+	vhca_copy(&dst, &gsrc, 40);
+	vhca_copy(&dst, src, len);
+	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + 40, w,
+			   src_qpn, net);
+}
+
+/* Scratch for the receive path: it runs per CPU with bottom halves off. */
+struct vhca_rx_scratch {
+	u8 rwqe[VHCA_MAX_RWQE_STRIDE] __aligned(8);
+	struct vhca_seg seg[VHCA_MAX_SGE];
+};
+
+static DEFINE_PER_CPU(struct vhca_rx_scratch, vhca_rx_scratch);
+
+/* Whether @peer takes a UD message with @qkey. */
+static bool vhca_ud_accepts(struct vhca_qp *peer, u32 qkey)
+{
+	return peer && vhca_qpt_ud(peer->ibqp.qp_type) &&
+	       vhca_qps_receives(READ_ONCE(peer->state)) &&
+	       qkey == READ_ONCE(peer->attr.qkey);
+}
+
+/**
+ * vhca_ud_recv() - a UD datagram from the wire for QP @m->h.dqpn
+ * @vdev: the device it arrived on
+ * @m: the datagram
+ *
+ * A datagram for no QP, for a QP that is not UD or not receiving, or with
+ * the wrong Q_Key is dropped, as the IBA says.  Softirq context (bottom
+ * halves off), under rcu_read_lock().
+ */
+void vhca_ud_recv(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
+{
+	struct vhca_rx_scratch *sc = this_cpu_ptr(&vhca_rx_scratch);
+	struct vhca_swqe w = {
+		.opcode = m->h.has_imm ? IB_UVERBS_WR_SEND_WITH_IMM :
+					 IB_UVERBS_WR_SEND,
+		.flags = m->h.se ? VHCA_SWQE_F_SOLICITED : 0,
+		.ex = (__force u32)m->h.imm,
+	};
+	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
+	struct vhca_cursor src = { .seg = &data, .nseg = 1 };
+	struct vhca_qp *peer = xa_load(&vdev->qp_xa, m->h.dqpn);
+
+	if (!vhca_ud_accepts(peer, m->h.qkey))
+		return;
+	vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
+			m->grh, m->net, &src, m->len, &w, m->h.sqpn);
+}
+
+/* A UD SEND to a GID that is not this host's: RoCEv2 on the wire. */
+static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
+			const struct vhca_swqe *w, struct vhca_seg *sseg,
+			unsigned int ns, u32 len, u32 qkey)
+{
+	struct vhca_ud_hdr h = {
+		.dqpn = w->ud.remote_qpn,
+		.sqpn = qp->ibqp.qp_num,
+		.qkey = qkey,
+		.psn = qp->attr.sq_psn,
+		.imm = (__force __be32)w->ex,
+		.has_imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM,
+		.se = w->flags & VHCA_SWQE_F_SOLICITED,
+	};
+	struct vhca_seg out = { .len = len };
+	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
+	struct vhca_cursor dst = { .seg = &out, .nseg = 1 };
+	struct sk_buff *skb;
+
+	skb = vhca_net_ud_alloc(vdev, &h, len, &out.kdst);
+	if (!skb)
+		return IB_WC_SUCCESS;	/* lost, as on a congested wire */
+	vhca_copy(&dst, &src, len);
+	qp->attr.sq_psn = (qp->attr.sq_psn + 1) & VHCA_BTH_PSN_MASK;
+	vhca_net_ud_send(vdev, skb, &w->ud.av, qp->ibqp.qp_num);
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * A UD SEND: to the QP remote_qpn of the vhca device of this host that has
+ * the destination GID, if there is one and the qkey matches; to the wire
+ * otherwise.  A datagram nobody takes is lost and the sender still
+ * completes.  The receiver's buffers take the GRH first, then the data.
+ * Caller holds rcu_read_lock().
  */
 static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 			const struct vhca_swqe *w, struct vhca_seg *sseg,
 			struct vhca_seg *dseg)
 {
 	const struct vhca_av *av = &w->ud.av;
-	struct vhca_rwqe *rwqe = qp->rwqe;
-	struct vhca_cursor src, dst;
+	struct vhca_cursor src;
 	struct vhca_dev *pdev;
-	struct vhca_seg grh_seg;
-	unsigned int ns, nd;
 	struct vhca_qp *peer;
-	enum ib_qp_state state;
-	u32 qkey, max_sge;
+	unsigned int ns;
 	u8 grh[40], net;
-	s64 len, room;
+	u32 qkey;
+	s64 len;
 
 	len = vhca_wqe_source(vdev, qp, w, sseg, &ns, 0);
 	if (len < 0)
 		return -len;
 	if (len > ib_mtu_enum_to_int(READ_ONCE(vdev->active_mtu)))
 		return IB_WC_LOC_LEN_ERR;
-
-	pdev = vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid);
-	if (!pdev)
-		return IB_WC_SUCCESS;	/* not this host's */
-	peer = xa_load(&pdev->qp_xa, w->ud.remote_qpn);
-	if (!peer || !vhca_qpt_ud(peer->ibqp.qp_type))
-		return IB_WC_SUCCESS;
-	state = READ_ONCE(peer->state);
-	if (!vhca_qps_receives(state))
-		return IB_WC_SUCCESS;
 	/* IB: a qkey with the high bit set means "use the sender's own" */
 	qkey = (w->ud.remote_qkey & 0x80000000) ? qp->attr.qkey :
 						  w->ud.remote_qkey;
-	if (qkey != READ_ONCE(peer->attr.qkey))
-		return IB_WC_SUCCESS;
 
+	pdev = vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid);
+	if (!pdev)
+		return vhca_ud_wire(vdev, qp, w, sseg, ns, len, qkey);
+	peer = xa_load(&pdev->qp_xa, w->ud.remote_qpn);
+	if (!vhca_ud_accepts(peer, qkey))
+		return IB_WC_SUCCESS;
 	net = vhca_build_grh(qp, av, len, grh);
 	if (!net)
 		return IB_WC_LOC_QP_OP_ERR;	/* no such source GID */
-	if (!vhca_pop_recv(peer, rwqe, &max_sge))
-		return IB_WC_SUCCESS;	/* no receive: dropped */
-	if (rwqe->num_sge > max_sge) {
-		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
-			       qp->ibqp.qp_num);
-		return IB_WC_SUCCESS;
-	}
-	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
-			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
-	if (room < 0 || room < len + sizeof(grh)) {
-		vhca_recv_done(peer, rwqe->wr_id,
-			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
-			       0, NULL, qp->ibqp.qp_num);
-		return IB_WC_SUCCESS;
-	}
-	grh_seg = (struct vhca_seg){ .kbuf = grh, .len = sizeof(grh) };
-	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
-	src = (struct vhca_cursor){ .seg = &grh_seg, .nseg = 1 };
-	vhca_copy(&dst, &src, sizeof(grh));
 	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
-	vhca_copy(&dst, &src, len);
-	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + sizeof(grh),
-			   w, qp->ibqp.qp_num, net);
+	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, &src, len, w,
+			qp->ibqp.qp_num);
 	return IB_WC_SUCCESS;
 }
 

@@ -82,6 +82,24 @@ struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index)
 }
 
 /**
+ * vhca_dev_by_netdev_rcu() - the vhca device bound to a netdev
+ * @ndev: the netdev
+ *
+ * For the receive path.  Caller holds rcu_read_lock().
+ *
+ * Return: the device, or NULL.
+ */
+struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev)
+{
+	struct vhca_dev *vdev;
+
+	list_for_each_entry_rcu(vdev, &vhca_dev_list, list)
+		if (vdev->ndev == ndev)
+			return vdev;
+	return NULL;
+}
+
+/**
  * vhca_dev_get_by_netdev() - find the vhca device bound to a netdev
  * @ndev: the netdev
  *
@@ -125,13 +143,16 @@ int vhca_dev_list_add(struct vhca_dev *vdev)
 	if (!err)
 		list_add_tail_rcu(&vdev->list, &vhca_dev_list);
 	mutex_unlock(&vhca_dev_lock);
-	if (!err)
+	if (!err) {
 		atomic_inc(&vhca_devs_alive);
+		vhca_net_get();
+	}
 	return err;
 }
 
 /*
- * Off the list, and no engine still looking at it: it can be freed.  A device that never made it onto the list has nothing to
+ * Off the list, and no engine or receive path still looking at it: it can
+ * be freed.  A device that never made it onto the list has nothing to
  * undo.  Returns whether it was listed; if so, vhca_dev_gone() must follow
  * once dealloc_driver is done with it.
  */
@@ -145,6 +166,7 @@ bool vhca_dev_list_del(struct vhca_dev *vdev)
 	list_del_rcu(&vdev->list);
 	mutex_unlock(&vhca_dev_lock);
 	synchronize_rcu();
+	vhca_net_put();
 	return true;
 }
 
@@ -170,8 +192,8 @@ static struct rdma_link_ops vhca_link_ops = {
  * (link del, netdev removal) stays on the list until its dealloc_driver
  * runs, and ib_unregister_device() waits for that unregistration to finish.
  * One that has left the list may still be in dealloc_driver, which sleeps
- * after list_del (a grace period): the module exit waits for
- * vhca_devs_alive to drop to zero too.
+ * after list_del (a grace period, releasing the UDP sockets): the module
+ * exit waits for vhca_devs_alive to drop to zero too.
  */
 static void vhca_unregister_all(void)
 {

@@ -4,6 +4,15 @@
  * goes away with its netdev.
  */
 #include <linux/netdevice.h>
+#include <linux/unaligned.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 
 #include "vhca.h"
 
@@ -53,4 +62,343 @@ int vhca_net_init(void)
 void vhca_net_exit(void)
 {
 	unregister_netdevice_notifier(&vhca_netdev_nb);
+}
+
+/*
+ * A UD datagram for @vdev: everything after the UDP header is in the
+ * linear part and the ICRC has been checked.  Returns false to drop it.
+ */
+static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
+			 const struct vhca_bth *bth)
+{
+	const struct vhca_deth *deth = (const void *)(bth + 1);
+	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
+	u32 hlen = sizeof(struct udphdr) + sizeof(*bth) + sizeof(*deth);
+	struct vhca_ud_msg m = {};
+
+	m.h.has_imm = bth->opcode == VHCA_OP_UD_SEND_ONLY_IMM;
+	if (m.h.has_imm)
+		hlen += 4;
+	if (skb->len < hlen + pad + VHCA_ICRC_SIZE)
+		return false;
+	m.h.dqpn = ntohl(bth->qpn) & VHCA_BTH_QPN_MASK;
+	m.h.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
+	m.h.se = bth->flags & VHCA_BTH_SE;
+	m.h.qkey = ntohl(deth->qkey);
+	m.h.sqpn = ntohl(deth->sqp) & VHCA_BTH_QPN_MASK;
+	if (m.h.has_imm)
+		memcpy(&m.h.imm, deth + 1, 4);
+	m.data = skb->data + hlen;
+	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		m.net = RDMA_NETWORK_IPV4;
+		memcpy(m.grh + 20, ip_hdr(skb), sizeof(struct iphdr));
+	} else {
+		m.net = RDMA_NETWORK_IPV6;
+		memcpy(m.grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	}
+	vhca_ud_recv(vdev, &m);
+	return true;
+}
+
+/*
+ * udp_tunnel's encap_rcv for port 4791: every datagram is ours to consume
+ * (return 0).  Called with rcu_read_lock() held and bottom halves off.
+ * Anything malformed, not for a vhca device, or failing its ICRC is
+ * dropped.
+ */
+static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
+{
+	u32 min = sizeof(struct udphdr) + sizeof(struct vhca_bth) +
+		  VHCA_ICRC_SIZE;
+	const struct vhca_bth *bth;
+	struct vhca_dev *vdev;
+	u32 l3_len, icrc;
+	bool ok = false;
+
+	vdev = vhca_dev_by_netdev_rcu(skb->dev);
+	if (!vdev || skb->len < min || skb_linearize(skb))
+		goto out;
+	if (skb->protocol == htons(ETH_P_IP) && ip_hdr(skb)->ihl != 5)
+		goto out;	/* RoCEv2 has no IP options */
+	l3_len = skb_tail_pointer(skb) - skb_network_header(skb) -
+		 VHCA_ICRC_SIZE;
+	icrc = get_unaligned_le32(skb_tail_pointer(skb) - VHCA_ICRC_SIZE);
+	if (icrc != vhca_icrc(skb_network_header(skb), l3_len))
+		goto out;
+	bth = (const struct vhca_bth *)(skb->data + sizeof(struct udphdr));
+	if (bth->flags & VHCA_BTH_TVER_MASK ||
+	    (ntohs(bth->pkey) & 0x7fff) != 0x7fff)
+		goto out;
+	switch (bth->opcode) {
+	case VHCA_OP_UD_SEND_ONLY:
+	case VHCA_OP_UD_SEND_ONLY_IMM:
+		ok = vhca_recv_ud(vdev, skb, bth);
+		break;
+	default:
+		break;	/* connected service on the wire: not yet */
+	}
+out:
+	if (ok)
+		consume_skb(skb);
+	else
+		kfree_skb(skb);
+	return 0;
+}
+
+/*
+ * RoCEv2 on the wire.  One UDP socket per address family, bound to port
+ * 4791 in the initial network namespace, exists while any vhca device
+ * does.  Only one RoCE stack of a host can own that port: when another
+ * (rdma_rxe) has it, vhca devices carry local traffic only, and say so.
+ */
+static DEFINE_MUTEX(vhca_sock_lock);	/* the sockets and their users */
+static struct socket *vhca_sock4, *vhca_sock6;
+static unsigned int vhca_sock_users;
+
+static struct socket *vhca_sock_open(int family)
+{
+	struct udp_port_cfg cfg = {
+		.family = family,
+		.local_udp_port = htons(VHCA_ROCE_UDP_PORT),
+	};
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = vhca_udp_recv,
+	};
+	struct socket *sock;
+
+	if (family == AF_INET6) {
+		cfg.ipv6_v6only = 1;
+		/* peers may send a zero UDP checksum: the ICRC covers it */
+		cfg.use_udp6_rx_checksums = false;
+	}
+	if (udp_sock_create(&init_net, &cfg, &sock))
+		return NULL;
+	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	return sock;
+}
+
+/**
+ * vhca_net_get() - a vhca device is being added: make sure of the sockets
+ *
+ * Process context.  Failing to bind is not an error for the device: it
+ * still moves data between the vhca devices of this host.
+ */
+void vhca_net_get(void)
+{
+	mutex_lock(&vhca_sock_lock);
+	if (!vhca_sock_users++) {
+		vhca_sock4 = vhca_sock_open(AF_INET);
+		if (IS_ENABLED(CONFIG_IPV6))
+			vhca_sock6 = vhca_sock_open(AF_INET6);
+		if (!vhca_sock4)
+			pr_warn("UDP port %d is in use (by rdma_rxe?): vhca devices carry local traffic only\n",
+				VHCA_ROCE_UDP_PORT);
+	}
+	mutex_unlock(&vhca_sock_lock);
+}
+
+/* The last vhca device has gone: release the port.  Process context. */
+void vhca_net_put(void)
+{
+	mutex_lock(&vhca_sock_lock);
+	if (!--vhca_sock_users) {
+		if (vhca_sock4)
+			udp_tunnel_sock_release(vhca_sock4);
+		if (vhca_sock6)
+			udp_tunnel_sock_release(vhca_sock6);
+		vhca_sock4 = NULL;
+		vhca_sock6 = NULL;
+	}
+	mutex_unlock(&vhca_sock_lock);
+}
+
+/**
+ * vhca_net_ud_alloc() - start a UD datagram for the wire
+ * @vdev: the sending device
+ * @h: its transport fields
+ * @len: payload bytes, which the caller writes at *@payload
+ * @payload: where they go
+ *
+ * The skb has room in front for UDP, IP and the link layer, holds BTH,
+ * DETH, the immediate data if any, the payload, the pad and the ICRC.
+ * Any context.
+ *
+ * Return: the skb, or NULL if there is no memory (the datagram is lost).
+ */
+struct sk_buff *vhca_net_ud_alloc(struct vhca_dev *vdev,
+				  const struct vhca_ud_hdr *h, u32 len,
+				  u8 **payload)
+{
+	u32 pad = -len & 3, head, size;
+	struct vhca_bth *bth;
+	struct vhca_deth *deth;
+	struct sk_buff *skb;
+
+	head = LL_RESERVED_SPACE(vdev->ndev) + sizeof(struct ipv6hdr) +
+	       sizeof(struct udphdr);
+	size = sizeof(*bth) + sizeof(*deth) + (h->has_imm ? 4 : 0) + len +
+	       pad + VHCA_ICRC_SIZE;
+	skb = alloc_skb(head + size, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, head);
+	bth = skb_put(skb, sizeof(*bth));
+	bth->opcode = h->has_imm ? VHCA_OP_UD_SEND_ONLY_IMM :
+				   VHCA_OP_UD_SEND_ONLY;
+	bth->flags = (h->se ? VHCA_BTH_SE : 0) | (pad << VHCA_BTH_PAD_SHIFT);
+	bth->pkey = htons(IB_DEFAULT_PKEY_FULL);
+	bth->qpn = htonl(h->dqpn & VHCA_BTH_QPN_MASK);
+	bth->apsn = htonl(h->psn & VHCA_BTH_PSN_MASK);
+	deth = skb_put(skb, sizeof(*deth));
+	deth->qkey = htonl(h->qkey);
+	deth->sqp = htonl(h->sqpn & VHCA_BTH_QPN_MASK);
+	if (h->has_imm)
+		skb_put_data(skb, &h->imm, 4);
+	*payload = skb_put(skb, len);
+	skb_put_zero(skb, pad + VHCA_ICRC_SIZE);
+	return skb;
+}
+
+static void vhca_put_icrc(struct sk_buff *skb)
+{
+	u32 len = skb_tail_pointer(skb) - skb_network_header(skb) -
+		  VHCA_ICRC_SIZE;
+	__le32 icrc = cpu_to_le32(vhca_icrc(skb_network_header(skb), len));
+
+	memcpy(skb_tail_pointer(skb) - VHCA_ICRC_SIZE, &icrc, sizeof(icrc));
+}
+
+static struct udphdr *vhca_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *udp;
+
+	udp = skb_push(skb, sizeof(*udp));
+	skb_reset_transport_header(skb);
+	udp->source = htons(sport);
+	udp->dest = htons(VHCA_ROCE_UDP_PORT);
+	udp->len = htons(skb->len);
+	udp->check = 0;
+	return udp;
+}
+
+/* Each returns 0 with @skb sent (consumed), or an error with it untouched. */
+static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
+		      const struct vhca_av *av, const union ib_gid *sgid,
+		      u16 sport)
+{
+	struct net *net = dev_net(vdev->ndev);
+	struct flowi4 fl = {
+		.flowi4_oif = vdev->ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	struct rtable *rt;
+	struct iphdr *ip;
+
+	memcpy(&fl.daddr, av->dgid + 12, 4);
+	memcpy(&fl.saddr, sgid->raw + 12, 4);
+	rt = ip_route_output_key(net, &fl);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	vhca_push_udp(skb, sport);
+	ip = skb_push(skb, sizeof(*ip));
+	skb_reset_network_header(skb);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = av->traffic_class;
+	ip->tot_len = htons(skb->len);
+	ip->frag_off = htons(IP_DF);
+	ip->ttl = av->hop_limit ? av->hop_limit : 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->saddr = fl.saddr;
+	ip->daddr = fl.daddr;
+	skb->protocol = htons(ETH_P_IP);
+	skb_dst_set(skb, &rt->dst);
+	ip_select_ident(net, skb, NULL);
+	ip_send_check(ip);
+	vhca_put_icrc(skb);
+	ip_local_out(net, NULL, skb);	/* consumes it, whatever it returns */
+	return 0;
+}
+
+static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
+		      const struct vhca_av *av, const union ib_gid *sgid,
+		      u16 sport)
+{
+	struct net *net = dev_net(vdev->ndev);
+	struct flowi6 fl = {
+		.flowi6_oif = vdev->ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+		.flowlabel = cpu_to_be32(av->flow_label & 0xfffff),
+	};
+	struct dst_entry *dst;
+	struct ipv6hdr *ip6;
+	struct udphdr *udp;
+
+	memcpy(&fl.daddr, av->dgid, 16);
+	memcpy(&fl.saddr, sgid->raw, 16);
+	dst = ip6_route_output(net, NULL, &fl);
+	if (dst->error) {
+		int err = dst->error;
+
+		dst_release(dst);
+		return err;
+	}
+	udp = vhca_push_udp(skb, sport);
+	ip6 = skb_push(skb, sizeof(*ip6));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6, av->traffic_class, fl.flowlabel);
+	ip6->payload_len = udp->len;
+	ip6->nexthdr = IPPROTO_UDP;
+	ip6->hop_limit = av->hop_limit ? av->hop_limit : 64;
+	ip6->saddr = fl.saddr;
+	ip6->daddr = fl.daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+	skb_dst_set(skb, dst);
+	/* the ICRC masks the UDP checksum, which covers the ICRC */
+	vhca_put_icrc(skb);
+	udp->check = csum_ipv6_magic(&ip6->saddr, &ip6->daddr,
+				     ntohs(udp->len), IPPROTO_UDP,
+				     csum_partial(udp, ntohs(udp->len), 0));
+	if (!udp->check)
+		udp->check = CSUM_MANGLED_0;
+	skb->ip_summed = CHECKSUM_NONE;
+	ip6_local_out(net, NULL, skb);
+	return 0;
+}
+
+/**
+ * vhca_net_ud_send() - finish a UD datagram and put it on the wire
+ * @vdev: the sending device
+ * @skb: from vhca_net_ud_alloc(), payload written; consumed
+ * @av: the address vector: source GID index, destination GID, IP fields
+ * @sqpn: the sending QP, for the UDP source port's entropy
+ *
+ * Any context.  A datagram that cannot be routed is dropped, as a wire
+ * would.
+ */
+void vhca_net_ud_send(struct vhca_dev *vdev, struct sk_buff *skb,
+		      const struct vhca_av *av, u32 sqpn)
+{
+	const struct ib_gid_attr *attr;
+	u16 sport;
+	int err;
+
+	attr = rdma_get_gid_attr(&vdev->ibdev, VHCA_PORT, av->sgid_index);
+	if (IS_ERR(attr)) {
+		kfree_skb(skb);
+		return;
+	}
+	sport = rdma_get_udp_sport(av->flow_label, sqpn,
+				   ntohl(((struct vhca_bth *)skb->data)->qpn) &
+				   VHCA_BTH_QPN_MASK);
+	if (rdma_gid_attr_network_type(attr) == RDMA_NETWORK_IPV4)
+		err = vhca_xmit4(vdev, skb, av, &attr->gid, sport);
+	else
+		err = vhca_xmit6(vdev, skb, av, &attr->gid, sport);
+	rdma_put_gid_attr(attr);
+	if (err)	/* no route: not sent */
+		kfree_skb(skb);
 }

@@ -103,7 +103,15 @@ pingpong() {
 	timeout 60 ibv_rc_pingpong -d "$1" -g "$2" -n 20 127.0.0.1 || return 1
 	wait $srv
 }
-if modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0; then
+# Only one RoCE stack can own UDP port 4791: rxe takes it when it loads,
+# so it goes first here, and vhca0 beside it carries local traffic only.
+rdma link del vhca0
+check "with its last device gone, vhca released UDP 4791: rdma_rxe loads" \
+	modprobe rdma_rxe
+if rdma link add rxe0 type rxe netdev eth0 &&
+   rdma link add vhca0 type vhca netdev eth0; then
+	check "vhca0 beside rxe says it carries local traffic only" \
+		bash -c 'dmesg | grep -q "UDP port 4791 is in use"'
 	check "node GUID differs from rxe's on the same netdev" \
 		test "$(cat $ib/vhca0/node_guid)" != "$(cat $ib/rxe0/node_guid)"
 	check_eq "ibv_devices succeeds and lists both, with no warning" \

@@ -3,7 +3,11 @@
 #
 # Runs in both guests of a two-guest boot (VHCA_GUEST is a or b): eth1 of
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
-# over that link; guest a stays up until b says it is done.
+# over that link.  Then RoCEv2 UD on the wire: ibv_ud_pingpong vhca to
+# vhca; b swaps vhca0 for rxe0, and ibv_ud_pingpong runs vhca to rxe in
+# both roles, then udaddy (RDMA CM over QP1 on the wire).  Guest a stays up
+# until b says it is done.  Servers start in order; clients retry until
+# their server is up.
 . tests/guest/lib.sh
 
 case ${VHCA_GUEST:-} in
@@ -29,12 +33,58 @@ check "guest $VHCA_GUEST: its IPv4 address is a GID" wait_for 10 \
 check "guest $VHCA_GUEST: the peer answers over the shared link" \
 	wait_for 90 ping -c 1 -W 1 10.76.1.$peer
 
+v4gid() {
+	grep -slx "0000:0000:0000:0000:0000:ffff:0a4c:010$me" \
+		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1 |
+		xargs -r basename
+}
+v6gid() {
+	grep -sl "^fe80:" /sys/class/infiniband/"$1"/ports/1/gids/* |
+		head -n 1 | xargs -r basename
+}
+# ud DEV [SERVER]: ibv_ud_pingpong over DEV's IPv4 GID (${GID:-v4gid})
+ud() {
+	local dev=$1
+	shift
+	timeout "${T:-150}" ibv_ud_pingpong -d "$dev" \
+		-g "$("${GID:-v4gid}" "$dev")" -n 200 "$@"
+}
+ud6() { GID=v6gid ud "$@"; }
+# retry CMD...: a client, until its server (in the other guest) is up
+retry() { T=30 wait_for 120 "$@"; }
+
 if [ "$VHCA_GUEST" = a ]; then
+	check "guest a: UD server on vhca0, client vhca0 in b (wire)" \
+		ud vhca0
+	check "guest a: the same over IPv6 link-local GIDs" ud6 vhca0
+	check "guest a: UD server on vhca0, client rxe0 in b" ud vhca0
+	check "guest a: UD client on vhca0, server rxe0 in b" \
+		retry ud vhca0 10.76.1.2
+	check "guest a: UD server on vhca0 over IPv6, client rxe0 in b" \
+		ud6 vhca0
+	check "guest a: udaddy server on vhca0, client rxe0 in b" \
+		timeout 90 udaddy
 	check "guest a: b reports done" \
 		bash -c 'busybox nc -l -p 7000 -w 60 | grep -q done'
 else
+	check "guest b: UD client on vhca0, server vhca0 in a (wire)" \
+		retry ud vhca0 10.76.1.1
+	check "guest b: the same over IPv6 link-local GIDs" \
+		retry ud6 vhca0 10.76.1.1
+	rdma link del vhca0
+	check "guest b: rxe0 on eth1 (vhca released UDP 4791)" \
+		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
+	wait_for 10 test -n "$(v4gid rxe0)"
+	check "guest b: UD client on rxe0, server vhca0 in a" \
+		retry ud rxe0 10.76.1.1
+	check "guest b: UD server on rxe0, client vhca0 in a" ud rxe0
+	check "guest b: UD client on rxe0 over IPv6, server vhca0 in a" \
+		retry ud6 rxe0 10.76.1.1
+	check "guest b: udaddy client on rxe0, server vhca0 in a" \
+		retry timeout 20 udaddy -s 10.76.1.1
 	check "guest b: tell a we are done" \
 		wait_for 60 bash -c 'echo done >/dev/tcp/10.76.1.1/7000'
 fi
-rdma link del vhca0
+rdma link del vhca0 2>/dev/null
+rdma link del rxe0 2>/dev/null
 tap_done

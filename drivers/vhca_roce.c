@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The RoCEv2 invariant CRC (IBA annex A17.3.3).  It covers the packet from
+ * the IP header to the end of the payload and pad, with every field a
+ * router may change replaced by ones: the IPv4 TOS, TTL and header
+ * checksum, the IPv6 traffic class, flow label and hop limit, the UDP
+ * checksum, and the BTH's reserved byte.  In front of all that comes the
+ * 8-byte all-ones stand-in for the local route header that RoCEv2 lacks.
+ */
+#include <linux/crc32.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/checksum.h>
+#include <kunit/visibility.h>
+
+#include "vhca_roce.h"
+
+/* crc32_le(~0, 8 bytes of 0xff): the masked LRH stand-in, done once. */
+#define VHCA_ICRC_SEED	0xdebb20e3
+
+/**
+ * vhca_icrc() - the invariant CRC of a RoCEv2 packet
+ * @l3: the packet's IP header (IPv4 without options, or IPv6)
+ * @len: bytes from @l3 to the end of the pad, the ICRC itself excluded
+ *
+ * The caller has checked that @len covers the IP, UDP and base transport
+ * headers.  The wire carries the result least significant byte first
+ * (cpu_to_le32()).
+ *
+ * Return: the ICRC.
+ */
+u32 vhca_icrc(const void *l3, u32 len)
+{
+	u8 hdr[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
+	       sizeof(struct vhca_bth)];
+	const u8 *p = l3;
+	u32 ip_len, n, crc;
+	struct udphdr *udp;
+	struct vhca_bth *bth;
+
+	ip_len = (p[0] >> 4) == 4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	n = ip_len + sizeof(*udp) + sizeof(*bth);
+	memcpy(hdr, p, n);
+	if (ip_len == sizeof(struct iphdr)) {
+		struct iphdr *ip = (struct iphdr *)hdr;
+
+		ip->tos = 0xff;
+		ip->ttl = 0xff;
+		ip->check = CSUM_MANGLED_0;
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)hdr;
+
+		/* version stays; traffic class and flow label become ones */
+		hdr[0] |= 0x0f;
+		ip6->flow_lbl[0] = 0xff;
+		ip6->flow_lbl[1] = 0xff;
+		ip6->flow_lbl[2] = 0xff;
+		ip6->hop_limit = 0xff;
+	}
+	udp = (struct udphdr *)(hdr + ip_len);
+	udp->check = CSUM_MANGLED_0;
+	bth = (struct vhca_bth *)(udp + 1);
+	bth->qpn |= htonl(~VHCA_BTH_QPN_MASK);
+
+	crc = crc32_le(VHCA_ICRC_SEED, hdr, n);
+	crc = crc32_le(crc, p + n, len - n);
+	return ~crc;
+}
+EXPORT_SYMBOL_IF_KUNIT(vhca_icrc);
