@@ -12,13 +12,30 @@ sleep 1
 # server_client GIDFLAG PROG ARGS...: PROG as server, then as its client;
 # rdma-core's examples name the GID index -g, perftest -x
 server_client() {
-	local gid=$1 prog=$2 srv
+	local gid=$1 prog=$2 srv rc
 	shift 2
 	"$prog" -d vhca0 "$gid" 0 "$@" >/tmp/server.log 2>&1 &
 	srv=$!
 	sleep 2
-	timeout 120 "$prog" -d vhca0 "$gid" 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &&
+	timeout 120 "$prog" -d vhca0 "$gid" 0 "$@" 127.0.0.1 \
+		>/tmp/client.log 2>&1 &
+	if wait $!; then
 		wait $srv
+		return
+	fi
+	rc=$?
+	# say where it hung, and keep the server from spoiling the next test
+	echo "client exit $rc:"
+	tail -n 3 /tmp/client.log
+	echo "server:"
+	tail -n 3 /tmp/server.log
+	for p in $(pgrep -f "$prog"); do
+		echo "pid $p $(cat /proc/$p/wchan 2>/dev/null)"
+		cat /proc/$p/stack 2>/dev/null
+	done
+	kill $srv 2>/dev/null
+	wait $srv 2>/dev/null
+	return 1
 }
 example() { server_client -g "$@"; }
 perftest() { server_client -x "$@"; }
