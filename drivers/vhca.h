@@ -29,6 +29,19 @@
 #define VHCA_MAX_FAST_PAGES	4096	/* page list of a fast-register MR */
 #define VHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
 
+/* Wire counters, as `rdma statistic` shows them (vhca_net.c). */
+enum vhca_counter {
+	VHCA_CNT_SENT_PKTS,
+	VHCA_CNT_RCVD_PKTS,
+	VHCA_CNT_SEND_NO_ROUTE,
+	VHCA_CNT_RCVD_BAD_ICRC,
+	VHCA_CNT_RCVD_BAD_HDR,
+	VHCA_CNT_RCVD_UNSUPPORTED,
+	VHCA_CNT_RCVD_NO_QP,
+	VHCA_CNT_RCVD_NO_WQE,
+	VHCA_CNT_MAX
+};
+
 struct vhca_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;
@@ -47,7 +60,13 @@ struct vhca_dev {
 	struct xarray mr_xa;	/* key >> 8 -> struct vhca_mr */
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
 	atomic_t mr_variant;	/* low key byte, so stale keys miss */
+	atomic64_t cnt[VHCA_CNT_MAX];
 };
+
+static inline void vhca_count(struct vhca_dev *vdev, enum vhca_counter c)
+{
+	atomic64_inc(&vdev->cnt[c]);
+}
 
 /* Queue geometry; the kernel's copy is the only one it trusts. */
 struct vhca_qgeom {
@@ -332,6 +351,7 @@ struct sk_buff *vhca_net_ud_alloc(struct vhca_dev *vdev,
 void vhca_net_ud_send(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const struct vhca_av *av, u32 sqpn);
 void vhca_ud_recv(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
+extern const struct ib_device_ops vhca_net_ops;
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);

@@ -329,6 +329,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &vhca_verbs_ops);
 	ib_set_device_ops(ibdev, &vhca_mr_ops);
 	ib_set_device_ops(ibdev, &vhca_kverbs_ops);
+	ib_set_device_ops(ibdev, &vhca_net_ops);
 	ibdev->driver_def = vhca_uapi_defs;
 	vhca_init_attrs(vdev);
 

@@ -486,10 +486,11 @@ static u8 vhca_build_grh(struct vhca_qp *qp, const struct vhca_av *av,
 /*
  * Deliver a UD message to @peer: its next receive WQE (copied into @rwqe)
  * takes the 40-byte GRH slot, then @len bytes from @src.  A missing
- * receive drops the message; a receive that cannot hold it fails.  @w
- * says whether it carries immediate data and the solicited flag.
+ * receive drops the message (and returns false); a receive that cannot
+ * hold it fails.  @w says whether it carries immediate data and the
+ * solicited flag.
  */
-static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
+static bool vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 			    struct vhca_rwqe *rwqe, struct vhca_seg *dseg,
 			    const u8 *grh, u8 net, struct vhca_cursor *src,
 			    u32 len, const struct vhca_swqe *w, u32 src_qpn)
@@ -501,11 +502,11 @@ static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 	s64 room;
 
 	if (!vhca_pop_recv(peer, rwqe, &max_sge))
-		return;	/* no receive: dropped */
+		return false;	/* no receive: dropped */
 	if (rwqe->num_sge > max_sge) {
 		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
 			       src_qpn);
-		return;
+		return true;
 	}
 	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
 			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
@@ -513,7 +514,7 @@ static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 		vhca_recv_done(peer, rwqe->wr_id,
 			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
 			       0, NULL, src_qpn);
-		return;
+		return true;
 	}
 	grh_seg = (struct vhca_seg){ .kbuf = grh, .len = 40 };
 	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
@@ -522,6 +523,7 @@ static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 	vhca_copy(&dst, src, len);
 	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + 40, w,
 			   src_qpn, net);
+	return true;
 }
 
 /* Scratch for the receive path: it runs per CPU with bottom halves off. */
@@ -562,10 +564,13 @@ void vhca_ud_recv(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
 	struct vhca_cursor src = { .seg = &data, .nseg = 1 };
 	struct vhca_qp *peer = xa_load(&vdev->qp_xa, m->h.dqpn);
 
-	if (!vhca_ud_accepts(peer, m->h.qkey))
+	if (!vhca_ud_accepts(peer, m->h.qkey)) {
+		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
 		return;
-	vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
-			m->grh, m->net, &src, m->len, &w, m->h.sqpn);
+	}
+	if (!vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
+			     m->grh, m->net, &src, m->len, &w, m->h.sqpn))
+		vhca_count(vdev, VHCA_CNT_RCVD_NO_WQE);
 }
 
 /* A UD SEND to a GID that is not this host's: RoCEv2 on the wire. */

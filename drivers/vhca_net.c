@@ -90,6 +90,7 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 		memcpy(&m.h.imm, deth + 1, 4);
 	m.data = skb->data + hlen;
 	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
+	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 
 	if (skb->protocol == htons(ETH_P_IP)) {
 		m.net = RDMA_NETWORK_IPV4;
@@ -118,26 +119,38 @@ static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
 	bool ok = false;
 
 	vdev = vhca_dev_by_netdev_rcu(skb->dev);
-	if (!vdev || skb->len < min || skb_linearize(skb))
+	if (!vdev)
+		goto out;	/* not a vhca netdev: nobody to count it */
+	if (skb->len < min || skb_linearize(skb) ||
+	    (skb->protocol == htons(ETH_P_IP) && ip_hdr(skb)->ihl != 5)) {
+		/* too short, or IP options, which RoCEv2 does not have */
+		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 		goto out;
-	if (skb->protocol == htons(ETH_P_IP) && ip_hdr(skb)->ihl != 5)
-		goto out;	/* RoCEv2 has no IP options */
+	}
 	l3_len = skb_tail_pointer(skb) - skb_network_header(skb) -
 		 VHCA_ICRC_SIZE;
 	icrc = get_unaligned_le32(skb_tail_pointer(skb) - VHCA_ICRC_SIZE);
-	if (icrc != vhca_icrc(skb_network_header(skb), l3_len))
+	if (icrc != vhca_icrc(skb_network_header(skb), l3_len)) {
+		vhca_count(vdev, VHCA_CNT_RCVD_BAD_ICRC);
 		goto out;
+	}
 	bth = (const struct vhca_bth *)(skb->data + sizeof(struct udphdr));
 	if (bth->flags & VHCA_BTH_TVER_MASK ||
-	    (ntohs(bth->pkey) & 0x7fff) != 0x7fff)
+	    (ntohs(bth->pkey) & 0x7fff) != 0x7fff) {
+		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 		goto out;
+	}
 	switch (bth->opcode) {
 	case VHCA_OP_UD_SEND_ONLY:
 	case VHCA_OP_UD_SEND_ONLY_IMM:
 		ok = vhca_recv_ud(vdev, skb, bth);
+		if (!ok)
+			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 		break;
 	default:
-		break;	/* connected service on the wire: not yet */
+		/* connected service on the wire: not yet */
+		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
+		break;
 	}
 out:
 	if (ok)
@@ -399,6 +412,45 @@ void vhca_net_ud_send(struct vhca_dev *vdev, struct sk_buff *skb,
 	else
 		err = vhca_xmit6(vdev, skb, av, &attr->gid, sport);
 	rdma_put_gid_attr(attr);
-	if (err)	/* no route: not sent */
+	if (err) {	/* no route: not sent */
+		vhca_count(vdev, VHCA_CNT_SEND_NO_ROUTE);
 		kfree_skb(skb);
+		return;
+	}
+	vhca_count(vdev, VHCA_CNT_SENT_PKTS);
 }
+
+static const struct rdma_stat_desc vhca_counter_descs[] = {
+	[VHCA_CNT_SENT_PKTS].name = "sent_pkts",
+	[VHCA_CNT_RCVD_PKTS].name = "rcvd_pkts",
+	[VHCA_CNT_SEND_NO_ROUTE].name = "send_no_route",
+	[VHCA_CNT_RCVD_BAD_ICRC].name = "rcvd_bad_icrc",
+	[VHCA_CNT_RCVD_BAD_HDR].name = "rcvd_bad_header",
+	[VHCA_CNT_RCVD_UNSUPPORTED].name = "rcvd_unsupported_opcode",
+	[VHCA_CNT_RCVD_NO_QP].name = "rcvd_no_qp",
+	[VHCA_CNT_RCVD_NO_WQE].name = "rcvd_no_recv_wqe",
+};
+
+static struct rdma_hw_stats *vhca_alloc_hw_port_stats(struct ib_device *ibdev,
+						      u32 port)
+{
+	BUILD_BUG_ON(ARRAY_SIZE(vhca_counter_descs) != VHCA_CNT_MAX);
+	return rdma_alloc_hw_stats_struct(vhca_counter_descs, VHCA_CNT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int vhca_get_hw_stats(struct ib_device *ibdev,
+			     struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct vhca_dev *vdev = to_vdev(ibdev);
+	int i;
+
+	for (i = 0; i < VHCA_CNT_MAX; i++)
+		stats->value[i] = atomic64_read(&vdev->cnt[i]);
+	return VHCA_CNT_MAX;
+}
+
+const struct ib_device_ops vhca_net_ops = {
+	.alloc_hw_port_stats = vhca_alloc_hw_port_stats,
+	.get_hw_stats = vhca_get_hw_stats,
+};

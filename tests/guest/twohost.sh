@@ -5,7 +5,8 @@
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
 # over that link.  Then RoCEv2 UD on the wire: ibv_ud_pingpong vhca to
 # vhca; b swaps vhca0 for rxe0, and ibv_ud_pingpong runs vhca to rxe in
-# both roles, then udaddy (RDMA CM over QP1 on the wire).  Guest a stays up
+# both roles, then udaddy (RDMA CM over QP1 on the wire).  Garbage sent to
+# vhca's port is dropped and counted in `rdma statistic`.  Guest a stays up
 # until b says it is done.  Servers start in order; clients retry until
 # their server is up.
 . tests/guest/lib.sh
@@ -50,6 +51,11 @@ ud() {
 		-g "$("${GID:-v4gid}" "$dev")" -n 200 "$@"
 }
 ud6() { GID=v6gid ud "$@"; }
+# stat NAME: a counter of vhca0 as `rdma statistic` shows it
+stat() {
+	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
+		grep -A1 -x "$1" | tail -n 1
+}
 # retry CMD...: a client, until its server (in the other guest) is up
 retry() { T=30 wait_for 120 "$@"; }
 
@@ -64,9 +70,22 @@ if [ "$VHCA_GUEST" = a ]; then
 		ud6 vhca0
 	check "guest a: udaddy server on vhca0, client rxe0 in b" \
 		timeout 90 udaddy
+	# b sent 5 datagrams of garbage and one too short before its tests
+	check "guest a: garbage is dropped and counted (rcvd_bad_icrc >= 5)" \
+		test "$(stat rcvd_bad_icrc)" -ge 5
+	check "guest a: a runt is dropped and counted (rcvd_bad_header >= 1)" \
+		test "$(stat rcvd_bad_header)" -ge 1
+	check "guest a: rdma statistic counts packets both ways" \
+		test "$(stat sent_pkts)" -gt 0 -a "$(stat rcvd_pkts)" -gt 0
 	check "guest a: b reports done" \
 		bash -c 'busybox nc -l -p 7000 -w 60 | grep -q done'
 else
+	check "guest b: send a's vhca0 garbage and a runt on UDP 4791" \
+		python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(5):
+    s.sendto(bytes(range(i, 40 + i)), ("10.76.1.1", 4791))
+s.sendto(b"abc", ("10.76.1.1", 4791))'
 	check "guest b: UD client on vhca0, server vhca0 in a (wire)" \
 		retry ud vhca0 10.76.1.1
 	check "guest b: the same over IPv6 link-local GIDs" \
