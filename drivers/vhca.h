@@ -210,6 +210,39 @@ struct vhca_seg {
 	u32 len;
 };
 
+/**
+ * struct vhca_resp - the responder of a message that arrives in packets
+ * @lock: serialises the packets of one QP (and modify_qp's resets)
+ * @epsn: the PSN expected next
+ * @closed: the QP entered ERR: no WQE is taken until it is reset
+ * @active: a message is under way
+ * @dropping: it is being dropped; only a FIRST or ONLY starts anew
+ * @write: it is an RDMA WRITE (else a SEND)
+ * @have_wqe: @wqe holds a receive WQE taken for a SEND
+ * @off: bytes of the message placed so far
+ * @va: a WRITE's next remote address
+ * @rkey: a WRITE's rkey
+ * @dmalen: a WRITE's total length
+ * @wqe: the receive WQE (VHCA_MAX_RWQE_STRIDE bytes); its SGEs are looked
+ *	up again for each packet, so no MR is held between packets
+ * @seg: VHCA_MAX_SGE segments for that lookup
+ */
+struct vhca_resp {
+	spinlock_t lock;	/* all of it */
+	u32 epsn;
+	bool closed;
+	bool active;
+	bool dropping;
+	bool write;
+	bool have_wqe;
+	u32 off;
+	u64 va;
+	u32 rkey;
+	u32 dmalen;
+	struct vhca_rwqe *wqe;
+	struct vhca_seg *seg;
+};
+
 /* Largest receive WQE: the header and VHCA_MAX_SGE SGEs, rounded up. */
 #define VHCA_MAX_RWQE_STRIDE	1024
 
@@ -238,6 +271,7 @@ struct vhca_seg {
  *	QP's own work moves it to the error state
  * @sq_post_lock: a kernel QP's send producer index
  * @rq_post_lock: a kernel QP's receive producer index
+ * @resp: a UC QP's responder, for messages arriving from the wire
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
@@ -261,6 +295,7 @@ struct vhca_qp {
 	bool err_pending;
 	spinlock_t sq_post_lock;	/* sq producer of a kernel QP */
 	spinlock_t rq_post_lock;	/* rq producer of a kernel QP */
+	struct vhca_resp resp;
 };
 
 /* States in which a QP takes incoming messages. */
@@ -323,6 +358,37 @@ struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev);
 
 /* vhca_net.c: RoCEv2 on the wire */
 
+/* The transport headers of a packet vhca sends. */
+struct vhca_tx_hdr {
+	u8 opcode;
+	bool se;
+	u32 dqpn;
+	u32 psn;
+	bool has_deth;
+	u32 qkey;
+	u32 sqpn;
+	bool has_reth;
+	u64 va;
+	u32 rkey;
+	u32 dmalen;
+	bool has_imm;
+	__be32 imm;
+};
+
+/* A UC (later RC) packet from the wire, as the engine takes it. */
+struct vhca_conn_msg {
+	u8 op;		/* without the class bits */
+	bool se;
+	u32 dqpn;
+	u32 psn;
+	u64 va;
+	u32 rkey;
+	u32 dmalen;
+	__be32 imm;
+	const u8 *data;
+	u32 len;
+};
+
 /* What a UD datagram's transport headers say. */
 struct vhca_ud_hdr {
 	u32 dqpn;
@@ -345,12 +411,13 @@ struct vhca_ud_msg {
 
 void vhca_net_get(void);
 void vhca_net_put(void);
-struct sk_buff *vhca_net_ud_alloc(struct vhca_dev *vdev,
-				  const struct vhca_ud_hdr *h, u32 len,
-				  u8 **payload);
-void vhca_net_ud_send(struct vhca_dev *vdev, struct sk_buff *skb,
-		      const struct vhca_av *av, u32 sqpn);
+struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
+			       const struct vhca_tx_hdr *h, u32 len,
+			       u8 **payload);
+void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
+		   const struct vhca_av *av, u32 sqpn);
 void vhca_ud_recv(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
+void vhca_conn_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m);
 extern const struct ib_device_ops vhca_net_ops;
 
 /* vhca_dev.c */
@@ -370,13 +437,32 @@ void vhca_qp_kick(struct vhca_qp *qp);
 void vhca_qp_kick_now(struct vhca_qp *qp);
 void vhca_qp_doorbell(struct vhca_qp *qp);
 void vhca_qp_flush_sq(struct vhca_qp *qp);
-#if IS_ENABLED(CONFIG_KUNIT)
-/* The engine's validators, visible to its KUnit suite. */
+
+/* The engine's parts vhca_conn.c builds on (and its KUnit suite tests). */
+struct vhca_cursor {
+	const struct vhca_seg *seg;
+	unsigned int nseg;
+	u32 off;	/* within *seg */
+};
+
+#define VHCA_RNR	0x100	/* not a status: try the WQE again later */
+
+void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
 s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
 	      struct ib_pd *pd, int access, struct vhca_seg *seg,
 	      unsigned int *nseg);
 bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
-#endif
+void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
+		    const struct vhca_swqe *w, u32 src_qpn);
+s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
+		    const struct vhca_swqe *w, struct vhca_seg *seg,
+		    unsigned int *nseg, int access);
+void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status);
+
+/* vhca_conn.c: UC (and later RC) to a QP on another host */
+int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
+		 const struct vhca_swqe *w, struct vhca_seg *sseg,
+		 unsigned int ns, u32 len);
 
 /* vhca_cq.c */
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
@@ -400,6 +486,7 @@ extern const struct ib_device_ops vhca_kverbs_ops;
 /* vhca_verbs.c */
 extern const struct ib_device_ops vhca_verbs_ops;
 extern const struct uapi_definition vhca_uapi_defs[];
+int vhca_av_from_ah(const struct rdma_ah_attr *attr, struct vhca_av *av);
 int vhca_check_udata_in(struct ib_udata *udata);
 struct ib_ucontext *vhca_udata_uctx(struct ib_udata *udata);
 int vhca_udata_begin(struct ib_udata *udata, size_t resp_len,

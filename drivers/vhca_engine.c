@@ -7,7 +7,8 @@
  * ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD on RC; SEND and
  * SEND_WITH_IMM on UD and GSI, with the GRH; LOCAL_INV and, for kernel
  * QPs, REG_MR.  A UD datagram to a GID no device here has goes on the
- * wire (vhca_net.c), and those from the wire are delivered here.
+ * wire (vhca_net.c), and those from the wire are delivered here; so does
+ * a UC message, in packets (vhca_conn.c).
  *
  * Everything it reads from a ring was written by an untrusted process: a
  * WQE is copied out of the ring before it is looked at, and no index,
@@ -15,7 +16,6 @@
  * (QPs, MRs) are looked up under RCU; their destroy paths erase them from
  * their xarray and wait for a grace period before freeing anything.
  */
-#include <kunit/visibility.h>
 #include <linux/highmem.h>
 #include <linux/ip.h>
 #include <linux/rcupdate.h>
@@ -28,13 +28,6 @@
 
 struct workqueue_struct *vhca_wq;
 
-/* Where a message is in a list of segments. */
-struct vhca_cursor {
-	const struct vhca_seg *seg;
-	unsigned int nseg;
-	u32 off;	/* within *seg */
-};
-
 /* IB spec table 45: the RNR NAK timer field in microseconds. */
 static const u32 vhca_rnr_usecs[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
@@ -43,7 +36,7 @@ static const u32 vhca_rnr_usecs[32] = {
 };
 
 /* Copy @len bytes from @src to @dst; both have at least that much. */
-static void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
+void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
 {
 	while (len) {
 		const struct vhca_seg *d = dst->seg, *s = src->seg;
@@ -81,10 +74,9 @@ static void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
  * Turn a WQE's SGEs into segments in @seg, checking each key for @pd and
  * @access.  Returns the total length, or -1 for a bad key or range.
  */
-VISIBLE_IF_KUNIT s64 vhca_sges(struct vhca_dev *vdev,
-			       const struct vhca_sge *sge, u32 num,
-			       struct ib_pd *pd, int access,
-			       struct vhca_seg *seg, unsigned int *nseg)
+s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
+	      struct ib_pd *pd, int access, struct vhca_seg *seg,
+	      unsigned int *nseg)
 {
 	s64 total = 0;
 	u32 i;
@@ -113,8 +105,7 @@ VISIBLE_IF_KUNIT s64 vhca_sges(struct vhca_dev *vdev,
  * by the ring's stride and SGE limit.  Returns false if there is none (or
  * the ring's producer index is impossible).  Any context.
  */
-VISIBLE_IF_KUNIT bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe,
-				    u32 *max_sge)
+bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge)
 {
 	struct vhca_uring *r;
 	spinlock_t *lock;	/* the ring's consumer side */
@@ -204,18 +195,16 @@ static void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 	}
 }
 
-static void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status,
-			   u32 len, const struct vhca_swqe *w, u32 src_qpn)
+void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
+		    const struct vhca_swqe *w, u32 src_qpn)
 {
 	vhca_recv_done_grh(dst, wr_id, status, len, w, src_qpn, 0);
 }
 
-#define VHCA_RNR	0x100	/* not a status: try the WQE again later */
-
 /* The WQE's data: its inline bytes or its SGEs (read locally). */
-static s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
-			   const struct vhca_swqe *w, struct vhca_seg *seg,
-			   unsigned int *nseg, int access)
+s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
+		    const struct vhca_swqe *w, struct vhca_seg *seg,
+		    unsigned int *nseg, int access)
 {
 	s64 len;
 
@@ -315,6 +304,8 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 			      reads ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (len < 0)
 		return -len;
+	if (!rc && READ_ONCE(qp->dst_dev) == U32_MAX)
+		return vhca_uc_wire(vdev, qp, w, sseg, ns, len);
 
 	peer = vhca_peer(vdev, qp);
 	if (!peer)
@@ -578,13 +569,16 @@ static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 			const struct vhca_swqe *w, struct vhca_seg *sseg,
 			unsigned int ns, u32 len, u32 qkey)
 {
-	struct vhca_ud_hdr h = {
+	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM;
+	struct vhca_tx_hdr h = {
+		.opcode = imm ? VHCA_OP_UD_SEND_ONLY_IMM : VHCA_OP_UD_SEND_ONLY,
 		.dqpn = w->ud.remote_qpn,
-		.sqpn = qp->ibqp.qp_num,
-		.qkey = qkey,
 		.psn = qp->attr.sq_psn,
+		.has_deth = true,
+		.qkey = qkey,
+		.sqpn = qp->ibqp.qp_num,
 		.imm = (__force __be32)w->ex,
-		.has_imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM,
+		.has_imm = imm,
 		.se = w->flags & VHCA_SWQE_F_SOLICITED,
 	};
 	struct vhca_seg out = { .len = len };
@@ -592,12 +586,12 @@ static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_cursor dst = { .seg = &out, .nseg = 1 };
 	struct sk_buff *skb;
 
-	skb = vhca_net_ud_alloc(vdev, &h, len, &out.kdst);
+	skb = vhca_net_alloc(vdev, &h, len, &out.kdst);
 	if (!skb)
 		return IB_WC_SUCCESS;	/* lost, as on a congested wire */
 	vhca_copy(&dst, &src, len);
 	qp->attr.sq_psn = (qp->attr.sq_psn + 1) & VHCA_BTH_PSN_MASK;
-	vhca_net_ud_send(vdev, skb, &w->ud.av, qp->ibqp.qp_num);
+	vhca_net_send(vdev, skb, &w->ud.av, qp->ibqp.qp_num);
 	return IB_WC_SUCCESS;
 }
 
@@ -666,8 +660,7 @@ static u8 vhca_wc_opcode(u8 wr_opcode)
 	}
 }
 
-static void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w,
-			   u8 status)
+void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status)
 {
 	struct vhca_cqe cqe = {
 		.wr_id = w->wr_id,

@@ -104,6 +104,56 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 }
 
 /*
+ * A UC packet for @vdev, laid out like vhca_recv_ud()'s.  Returns false
+ * to drop it as malformed; an opcode UC does not have is counted here.
+ */
+static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
+			   const struct vhca_bth *bth)
+{
+	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
+	u32 hlen = sizeof(struct udphdr) + sizeof(*bth);
+	struct vhca_conn_msg m = {};
+	const u8 *p;
+
+	m.op = bth->opcode & ~VHCA_OP_CLASS_MASK;
+	if (m.op > VHCA_OP_WRITE_ONLY_IMM) {
+		/* reserved or not valid for UC, such as READ and atomics */
+		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
+		return true;
+	}
+	p = skb->data + hlen;
+	if (m.op == VHCA_OP_WRITE_FIRST || m.op == VHCA_OP_WRITE_ONLY ||
+	    m.op == VHCA_OP_WRITE_ONLY_IMM) {
+		const struct vhca_reth *reth = (const void *)p;
+
+		hlen += sizeof(*reth);
+		if (skb->len < hlen + VHCA_ICRC_SIZE)
+			return false;
+		m.va = get_unaligned_be64(&reth->va);
+		m.rkey = ntohl(reth->rkey);
+		m.dmalen = ntohl(reth->dmalen);
+		p += sizeof(*reth);
+	}
+	if (m.op == VHCA_OP_SEND_LAST_IMM || m.op == VHCA_OP_SEND_ONLY_IMM ||
+	    m.op == VHCA_OP_WRITE_LAST_IMM || m.op == VHCA_OP_WRITE_ONLY_IMM) {
+		hlen += 4;
+		if (skb->len < hlen + VHCA_ICRC_SIZE)
+			return false;
+		memcpy(&m.imm, p, 4);
+	}
+	if (skb->len < hlen + pad + VHCA_ICRC_SIZE)
+		return false;
+	m.dqpn = ntohl(bth->qpn) & VHCA_BTH_QPN_MASK;
+	m.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
+	m.se = bth->flags & VHCA_BTH_SE;
+	m.data = skb->data + hlen;
+	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
+	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
+	vhca_conn_recv(vdev, &m);
+	return true;
+}
+
+/*
  * udp_tunnel's encap_rcv for port 4791: every datagram is ours to consume
  * (return 0).  Called with rcu_read_lock() held and bottom halves off.
  * Anything malformed, not for a vhca device, or failing its ICRC is
@@ -140,17 +190,18 @@ static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
 		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 		goto out;
 	}
-	switch (bth->opcode) {
-	case VHCA_OP_UD_SEND_ONLY:
-	case VHCA_OP_UD_SEND_ONLY_IMM:
+	if (bth->opcode == VHCA_OP_UD_SEND_ONLY ||
+	    bth->opcode == VHCA_OP_UD_SEND_ONLY_IMM) {
 		ok = vhca_recv_ud(vdev, skb, bth);
 		if (!ok)
 			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
-		break;
-	default:
-		/* connected service on the wire: not yet */
+	} else if ((bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_UC) {
+		ok = vhca_recv_conn(vdev, skb, bth);
+		if (!ok)
+			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+	} else {
+		/* RC on the wire: not yet */
 		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
-		break;
 	}
 out:
 	if (ok)
@@ -229,45 +280,54 @@ void vhca_net_put(void)
 }
 
 /**
- * vhca_net_ud_alloc() - start a UD datagram for the wire
+ * vhca_net_alloc() - start a packet for the wire
  * @vdev: the sending device
  * @h: its transport fields
  * @len: payload bytes, which the caller writes at *@payload
  * @payload: where they go
  *
- * The skb has room in front for UDP, IP and the link layer, holds BTH,
- * DETH, the immediate data if any, the payload, the pad and the ICRC.
- * Any context.
+ * The skb has room in front for UDP, IP and the link layer, and holds the
+ * BTH, then DETH, RETH and ImmDt as @h asks (in the IBA's order), the
+ * payload, the pad and the ICRC.  Any context.
  *
- * Return: the skb, or NULL if there is no memory (the datagram is lost).
+ * Return: the skb, or NULL if there is no memory (the packet is lost).
  */
-struct sk_buff *vhca_net_ud_alloc(struct vhca_dev *vdev,
-				  const struct vhca_ud_hdr *h, u32 len,
-				  u8 **payload)
+struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
+			       const struct vhca_tx_hdr *h, u32 len,
+			       u8 **payload)
 {
 	u32 pad = -len & 3, head, size;
 	struct vhca_bth *bth;
-	struct vhca_deth *deth;
 	struct sk_buff *skb;
 
 	head = LL_RESERVED_SPACE(vdev->ndev) + sizeof(struct ipv6hdr) +
 	       sizeof(struct udphdr);
-	size = sizeof(*bth) + sizeof(*deth) + (h->has_imm ? 4 : 0) + len +
-	       pad + VHCA_ICRC_SIZE;
+	size = sizeof(*bth) + (h->has_deth ? sizeof(struct vhca_deth) : 0) +
+	       (h->has_reth ? sizeof(struct vhca_reth) : 0) +
+	       (h->has_imm ? 4 : 0) + len + pad + VHCA_ICRC_SIZE;
 	skb = alloc_skb(head + size, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, head);
 	bth = skb_put(skb, sizeof(*bth));
-	bth->opcode = h->has_imm ? VHCA_OP_UD_SEND_ONLY_IMM :
-				   VHCA_OP_UD_SEND_ONLY;
+	bth->opcode = h->opcode;
 	bth->flags = (h->se ? VHCA_BTH_SE : 0) | (pad << VHCA_BTH_PAD_SHIFT);
 	bth->pkey = htons(IB_DEFAULT_PKEY_FULL);
 	bth->qpn = htonl(h->dqpn & VHCA_BTH_QPN_MASK);
 	bth->apsn = htonl(h->psn & VHCA_BTH_PSN_MASK);
-	deth = skb_put(skb, sizeof(*deth));
-	deth->qkey = htonl(h->qkey);
-	deth->sqp = htonl(h->sqpn & VHCA_BTH_QPN_MASK);
+	if (h->has_deth) {
+		struct vhca_deth *deth = skb_put(skb, sizeof(*deth));
+
+		deth->qkey = htonl(h->qkey);
+		deth->sqp = htonl(h->sqpn & VHCA_BTH_QPN_MASK);
+	}
+	if (h->has_reth) {
+		struct vhca_reth *reth = skb_put(skb, sizeof(*reth));
+
+		reth->va = cpu_to_be64(h->va);
+		reth->rkey = htonl(h->rkey);
+		reth->dmalen = htonl(h->dmalen);
+	}
 	if (h->has_imm)
 		skb_put_data(skb, &h->imm, 4);
 	*payload = skb_put(skb, len);
@@ -383,17 +443,17 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 }
 
 /**
- * vhca_net_ud_send() - finish a UD datagram and put it on the wire
+ * vhca_net_send() - finish a packet and put it on the wire
  * @vdev: the sending device
- * @skb: from vhca_net_ud_alloc(), payload written; consumed
+ * @skb: from vhca_net_alloc(), payload written; consumed
  * @av: the address vector: source GID index, destination GID, IP fields
  * @sqpn: the sending QP, for the UDP source port's entropy
  *
  * Any context.  A datagram that cannot be routed is dropped, as a wire
  * would.
  */
-void vhca_net_ud_send(struct vhca_dev *vdev, struct sk_buff *skb,
-		      const struct vhca_av *av, u32 sqpn)
+void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
+		   const struct vhca_av *av, u32 sqpn)
 {
 	const struct ib_gid_attr *attr;
 	u16 sport;

@@ -70,6 +70,30 @@ out:
 }
 
 /*
+ * A receive WQE a UC message from the wire took, and which that message
+ * (or a dropped one) still holds, completes first, in order.
+ */
+static void vhca_qp_resp_flush(struct vhca_qp *qp)
+{
+	struct vhca_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->resp.lock, flags);
+	if (qp->resp.have_wqe) {
+		qp->resp.have_wqe = false;
+		cqe.wr_id = qp->resp.wqe->wr_id;
+		vhca_cq_post(to_vcq(qp->ibqp.recv_cq), &cqe, false);
+	}
+	qp->resp.active = false;
+	qp->resp.closed = true;
+	spin_unlock_irqrestore(&qp->resp.lock, flags);
+}
+
+/*
  * Entering the error state.  The engine runs a QP's send ring under
  * qp->lock, which the caller holds, so nothing of this QP is in flight:
  * what was posted is flushed now, and an SRQ-attached QP will take no more
@@ -90,6 +114,7 @@ static void vhca_qp_enter_error(struct vhca_qp *qp)
 	}
 	if (qp->rnr_wait)
 		vhca_qp_kick_now(qp);	/* flushes posts made meanwhile */
+	vhca_qp_resp_flush(qp);
 	vhca_qp_flush_sq(qp);
 	if (qp->rq.hdr)
 		vhca_qp_flush_rq(qp);
@@ -225,6 +250,16 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_buf;
 	}
 	qp->rwqe = qp->wqe + (1U << sg.log2_stride);
+	spin_lock_init(&qp->resp.lock);
+	if (init->qp_type == IB_QPT_UC) {
+		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL);
+		qp->resp.seg = kmalloc_array(VHCA_MAX_SGE,
+					     sizeof(*qp->resp.seg), GFP_KERNEL);
+		if (!qp->resp.wqe || !qp->resp.seg) {
+			err = -ENOMEM;
+			goto err_buf;
+		}
+	}
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->sq_post_lock);
@@ -265,6 +300,8 @@ err_rings:
 	mutex_destroy(&qp->lock);
 err_buf:
 	kfree(qp->seg);
+	kfree(qp->resp.wqe);
+	kfree(qp->resp.seg);
 	kfree(qp->wqe);
 	if (qp->rq.hdr)
 		vhca_uring_destroy(&qp->rq);
@@ -288,6 +325,11 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	WRITE_ONCE(qp->err_pending, false);
 	if (qp->rnr_wait)
 		vhca_qp_kick_now(qp);	/* its work finds RESET and lets go */
+	spin_lock_irq(&qp->resp.lock);
+	qp->resp.have_wqe = false;	/* its ring is reset below */
+	qp->resp.active = false;
+	qp->resp.closed = false;
+	spin_unlock_irq(&qp->resp.lock);
 	spin_lock_irq(&qp->sq_post_lock);
 	qp->sq_cons = 0;
 	WRITE_ONCE(qp->sq.hdr->consumer, 0);
@@ -384,8 +426,13 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 		a->retry_cnt = attr->retry_cnt;
 	if (mask & IB_QP_RNR_RETRY)
 		a->rnr_retry = attr->rnr_retry;
-	if (mask & IB_QP_RQ_PSN)
+	if (mask & IB_QP_RQ_PSN) {
 		a->rq_psn = attr->rq_psn & 0xffffff;
+		spin_lock_irq(&qp->resp.lock);
+		qp->resp.epsn = a->rq_psn;
+		qp->resp.active = false;
+		spin_unlock_irq(&qp->resp.lock);
+	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		a->max_rd_atomic = attr->max_rd_atomic;
 	if (mask & IB_QP_MIN_RNR_TIMER)
@@ -494,6 +541,8 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vhca_qp_free_rings(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	kfree(qp->seg);
+	kfree(qp->resp.wqe);
+	kfree(qp->resp.seg);
 	kfree(qp->wqe);
 	mutex_destroy(&qp->lock);
 	return 0;

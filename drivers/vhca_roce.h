@@ -36,8 +36,32 @@ struct vhca_deth {
 	__be32 sqp;		/* 8 reserved bits, then the source QP */
 };
 
-/* The opcodes vhca speaks on the wire so far. */
+/* RDMA extended transport header. */
+struct vhca_reth {
+	__be64 va;
+	__be32 rkey;
+	__be32 dmalen;
+} __packed;
+
+/*
+ * Opcodes: a transport class in the top three bits, then the operation.
+ * vhca speaks UD SEND and the UC operations on the wire so far.
+ */
 enum {
+	VHCA_OP_CLASS_MASK		= 0xe0,
+	VHCA_OP_UC			= 0x20,
+	VHCA_OP_SEND_FIRST		= 0x00,
+	VHCA_OP_SEND_MIDDLE		= 0x01,
+	VHCA_OP_SEND_LAST		= 0x02,
+	VHCA_OP_SEND_LAST_IMM		= 0x03,
+	VHCA_OP_SEND_ONLY		= 0x04,
+	VHCA_OP_SEND_ONLY_IMM		= 0x05,
+	VHCA_OP_WRITE_FIRST		= 0x06,
+	VHCA_OP_WRITE_MIDDLE		= 0x07,
+	VHCA_OP_WRITE_LAST		= 0x08,
+	VHCA_OP_WRITE_LAST_IMM		= 0x09,
+	VHCA_OP_WRITE_ONLY		= 0x0a,
+	VHCA_OP_WRITE_ONLY_IMM		= 0x0b,
 	VHCA_OP_UD_SEND_ONLY		= 0x64,
 	VHCA_OP_UD_SEND_ONLY_IMM	= 0x65,
 };

@@ -371,15 +371,26 @@ static int vhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 static int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			  struct ib_udata *udata)
 {
-	const struct rdma_ah_attr *attr = init->ah_attr;
-	struct vhca_av *av = &to_vah(ibah)->av;
-	const struct ib_global_route *grh;
-
 	if (udata)
 		return -EOPNOTSUPP;
-	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) ||
-	    rdma_ah_get_port_num(attr) != VHCA_PORT)
-		return -EINVAL;	/* RoCE needs a GRH */
+	if (rdma_ah_get_port_num(init->ah_attr) != VHCA_PORT)
+		return -EINVAL;
+	return vhca_av_from_ah(init->ah_attr, &to_vah(ibah)->av);
+}
+
+/**
+ * vhca_av_from_ah() - the address vector of an AH or a connected QP
+ * @attr: the core's attributes; RoCE needs a GRH with a resolved source GID
+ * @av: filled in
+ *
+ * Return: 0, or -EINVAL.
+ */
+int vhca_av_from_ah(const struct rdma_ah_attr *attr, struct vhca_av *av)
+{
+	const struct ib_global_route *grh;
+
+	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
+		return -EINVAL;
 	grh = rdma_ah_read_grh(attr);
 	if (grh->sgid_index >= VHCA_GID_TBL_LEN || !grh->sgid_attr)
 		return -EINVAL;

@@ -3,9 +3,10 @@
 #
 # Runs in both guests of a two-guest boot (VHCA_GUEST is a or b): eth1 of
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
-# over that link.  Then RoCEv2 UD on the wire: ibv_ud_pingpong vhca to
-# vhca; b swaps vhca0 for rxe0, and ibv_ud_pingpong runs vhca to rxe in
-# both roles, then udaddy (RDMA CM over QP1 on the wire).  Garbage sent to
+# over that link.  Then RoCEv2 on the wire: ibv_ud_pingpong, and UC
+# SEND (ibv_uc_pingpong) and WRITE (ib_write_bw -c UC) in packets of the
+# path MTU, vhca to vhca; b swaps vhca0 for rxe0, and the same run vhca to
+# rxe in both roles, then udaddy (RDMA CM over QP1 on the wire).  Garbage sent to
 # vhca's port is dropped and counted in `rdma statistic`.  Guest a stays up
 # until b says it is done.  Servers start in order; clients retry until
 # their server is up.
@@ -51,6 +52,21 @@ ud() {
 		-g "$("${GID:-v4gid}" "$dev")" -n 200 "$@"
 }
 ud6() { GID=v6gid ud "$@"; }
+# uc DEV [SERVER]: ibv_uc_pingpong, 10000-byte messages in 1024-byte packets,
+# each received buffer checked
+uc() {
+	local dev=$1
+	shift
+	timeout "${T:-150}" ibv_uc_pingpong -d "$dev" -g "$(v4gid "$dev")" \
+		-n 100 -s 10000 -m 1024 -c "$@"
+}
+# ucw DEV [SERVER]: ib_write_bw over UC, 64 KiB messages
+ucw() {
+	local dev=$1
+	shift
+	timeout "${T:-150}" ib_write_bw -d "$dev" -x "$(v4gid "$dev")" -c UC \
+		-s 65536 -n 200 -m 1024 "$@"
+}
 # stat NAME: a counter of vhca0 as `rdma statistic` shows it
 stat() {
 	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
@@ -63,11 +79,22 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: UD server on vhca0, client vhca0 in b (wire)" \
 		ud vhca0
 	check "guest a: the same over IPv6 link-local GIDs" ud6 vhca0
+	check "guest a: UC server on vhca0, client vhca0 in b (wire)" \
+		uc vhca0
+	check "guest a: UC WRITE server on vhca0, client vhca0 in b" \
+		ucw vhca0
 	check "guest a: UD server on vhca0, client rxe0 in b" ud vhca0
 	check "guest a: UD client on vhca0, server rxe0 in b" \
 		retry ud vhca0 10.76.1.2
 	check "guest a: UD server on vhca0 over IPv6, client rxe0 in b" \
 		ud6 vhca0
+	check "guest a: UC server on vhca0, client rxe0 in b" uc vhca0
+	check "guest a: UC client on vhca0, server rxe0 in b" \
+		retry uc vhca0 10.76.1.2
+	check "guest a: UC WRITE server on vhca0, client rxe0 in b" \
+		ucw vhca0
+	check "guest a: UC WRITE client on vhca0, server rxe0 in b" \
+		retry ucw vhca0 10.76.1.2
 	check "guest a: udaddy server on vhca0, client rxe0 in b" \
 		timeout 90 udaddy
 	# b sent 5 datagrams of garbage and one too short before its tests
@@ -90,6 +117,10 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		retry ud vhca0 10.76.1.1
 	check "guest b: the same over IPv6 link-local GIDs" \
 		retry ud6 vhca0 10.76.1.1
+	check "guest b: UC client on vhca0, server vhca0 in a (wire)" \
+		retry uc vhca0 10.76.1.1
+	check "guest b: UC WRITE client on vhca0, server vhca0 in a" \
+		retry ucw vhca0 10.76.1.1
 	rdma link del vhca0
 	check "guest b: rxe0 on eth1 (vhca released UDP 4791)" \
 		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
@@ -99,6 +130,12 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	check "guest b: UD server on rxe0, client vhca0 in a" ud rxe0
 	check "guest b: UD client on rxe0 over IPv6, server vhca0 in a" \
 		retry ud6 rxe0 10.76.1.1
+	check "guest b: UC client on rxe0, server vhca0 in a" \
+		retry uc rxe0 10.76.1.1
+	check "guest b: UC server on rxe0, client vhca0 in a" uc rxe0
+	check "guest b: UC WRITE client on rxe0, server vhca0 in a" \
+		retry ucw rxe0 10.76.1.1
+	check "guest b: UC WRITE server on rxe0, client vhca0 in a" ucw rxe0
 	check "guest b: udaddy client on rxe0, server vhca0 in a" \
 		retry timeout 20 udaddy -s 10.76.1.1
 	check "guest b: tell a we are done" \
