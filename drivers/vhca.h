@@ -23,7 +23,8 @@
 #define VHCA_MAX_MR		((1 << 24) - 1)	/* the index part of a key */
 #define VHCA_MAX_QP		65536
 #define VHCA_FIRST_QPN		2	/* QP0 and QP1 are special */
-#define VHCA_MAX_RD_ATOM	16
+/* as rxe: perftest sets a peer's max_rd_atomic to its own */
+#define VHCA_MAX_RD_ATOM	128
 #define VHCA_MAX_QP_WR		32768	/* a power of two */
 #define VHCA_MAX_CQE		65536	/* a power of two */
 #define VHCA_MAX_FAST_PAGES	4096	/* page list of a fast-register MR */
@@ -39,6 +40,7 @@ enum vhca_counter {
 	VHCA_CNT_RCVD_UNSUPPORTED,
 	VHCA_CNT_RCVD_NO_QP,
 	VHCA_CNT_RCVD_NO_WQE,
+	VHCA_CNT_RCVD_UNEXPECTED,
 	VHCA_CNT_MAX
 };
 
@@ -210,10 +212,61 @@ struct vhca_seg {
 	u32 len;
 };
 
+/* Atomics an RC responder remembers, to answer a duplicate the same. */
+#define VHCA_RC_ATOMIC_RES	VHCA_MAX_RD_ATOM
+
+struct vhca_atomic_res {
+	bool valid;
+	u32 psn;
+	u64 orig;
+};
+
+/* WQEs an RC requester has on the wire at once. */
+#define VHCA_RC_WINDOW		64
+
+/* What an RC requester remembers of a WQE on the wire. */
+struct vhca_rc_wqe {
+	u64 wr_id;
+	u32 psn;	/* of its first packet */
+	u32 npkts;	/* PSNs it takes: a READ's are its responses' */
+	u32 got;	/* response packets placed so far */
+	u32 asked;	/* @got when the rest of a READ was asked for again */
+	u32 len;
+	u8 opcode;
+	u8 flags;
+	u8 status;	/* what it completes with once answered */
+};
+
+/**
+ * struct vhca_req - an RC requester on the wire, under the QP's lock
+ * @next: the SQ index of the next WQE to transmit; those from sq_cons up
+ *	to it are on the wire, and their slots stay the kernel's
+ * @reads: READs and atomics among them
+ * @retry_left: timeouts and sequence NAKs left before RETRY_EXC_ERR
+ * @timed_out: the timer fired; the work retransmits
+ * @timer: the retransmission timer
+ * @rxq: responses from the wire, for the QP's work
+ * @fl: VHCA_RC_WINDOW entries, by SQ index
+ */
+struct vhca_req {
+	u32 next;
+	unsigned int reads;
+	unsigned int retry_left;
+	bool timed_out;
+	struct timer_list timer;
+	struct sk_buff_head rxq;
+	struct vhca_rc_wqe *fl;
+};
+
 /**
  * struct vhca_resp - the responder of a message that arrives in packets
  * @lock: serialises the packets of one QP (and modify_qp's resets)
  * @epsn: the PSN expected next
+ * @msn: RC: messages completed, for the AETH
+ * @nak_sent: RC: a sequence NAK went for @epsn; no second one
+ * @av: RC: where replies go (the QP's AV)
+ * @atomic: RC: the last VHCA_RC_ATOMIC_RES atomics' results, by PSN
+ * @atomic_next: the slot of @atomic to use next
  * @closed: the QP entered ERR: no WQE is taken until it is reset
  * @active: a message is under way
  * @dropping: it is being dropped; only a FIRST or ONLY starts anew
@@ -230,6 +283,11 @@ struct vhca_seg {
 struct vhca_resp {
 	spinlock_t lock;	/* all of it */
 	u32 epsn;
+	u32 msn;
+	bool nak_sent;
+	struct vhca_av av;
+	struct vhca_atomic_res *atomic;
+	unsigned int atomic_next;
 	bool closed;
 	bool active;
 	bool dropping;
@@ -271,7 +329,8 @@ struct vhca_resp {
  *	QP's own work moves it to the error state
  * @sq_post_lock: a kernel QP's send producer index
  * @rq_post_lock: a kernel QP's receive producer index
- * @resp: a UC QP's responder, for messages arriving from the wire
+ * @resp: a UC or RC QP's responder, for messages arriving from the wire
+ * @req: an RC QP's requester on the wire
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
@@ -296,6 +355,7 @@ struct vhca_qp {
 	spinlock_t sq_post_lock;	/* sq producer of a kernel QP */
 	spinlock_t rq_post_lock;	/* rq producer of a kernel QP */
 	struct vhca_resp resp;
+	struct vhca_req req;
 };
 
 /* States in which a QP takes incoming messages. */
@@ -362,31 +422,56 @@ struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev);
 struct vhca_tx_hdr {
 	u8 opcode;
 	bool se;
+	bool ackreq;
 	u32 dqpn;
 	u32 psn;
 	bool has_deth;
 	u32 qkey;
 	u32 sqpn;
-	bool has_reth;
+	bool has_reth;		/* or the AtomicETH, with @swap and @compare */
+	bool has_atomic;
 	u64 va;
 	u32 rkey;
 	u32 dmalen;
-	bool has_imm;
+	u64 swap;
+	u64 compare;
+	bool has_imm;		/* ImmDt, or the IETH of a SEND_WITH_INV */
 	__be32 imm;
+	bool has_aeth;
+	u32 aeth;
+	bool has_orig;		/* AtomicAckETH */
+	u64 orig;
 };
 
-/* A UC (later RC) packet from the wire, as the engine takes it. */
+/* A UC or RC request packet from the wire, as the responder takes it. */
 struct vhca_conn_msg {
 	u8 op;		/* without the class bits */
+	bool rc;
 	bool se;
+	bool ackreq;
 	u32 dqpn;
 	u32 psn;
 	u64 va;
 	u32 rkey;
 	u32 dmalen;
-	__be32 imm;
+	u64 swap;
+	u64 compare;
+	__be32 imm;	/* ImmDt, or the IETH's rkey */
 	const u8 *data;
 	u32 len;
+};
+
+/*
+ * An RC response packet (ACK, READ response, atomic ACK) from the wire,
+ * in skb->cb while it waits for its QP's work.
+ */
+struct vhca_rc_cb {
+	u32 psn;
+	u32 aeth;
+	u64 orig;
+	u32 off;	/* of the payload, from skb->data */
+	u32 len;
+	u8 op;
 };
 
 /* What a UD datagram's transport headers say. */
@@ -458,11 +543,34 @@ s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 		    const struct vhca_swqe *w, struct vhca_seg *seg,
 		    unsigned int *nseg, int access);
 void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status);
+struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx);
+u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
+		u64 swap);
+void vhca_cursor_skip(struct vhca_cursor *c, u32 n);
+void vhca_sq_advance(struct vhca_qp *qp);
 
-/* vhca_conn.c: UC (and later RC) to a QP on another host */
+/* Where a run of the send ring stopped. */
+enum vhca_sq_stop {
+	VHCA_SQ_IDLE,	/* nothing it can do until something is posted */
+	VHCA_SQ_MORE,	/* the budget ran out with WQEs left */
+	VHCA_SQ_WAIT,	/* an RNR timer will run it again */
+	VHCA_SQ_BLOCKED, /* RC waits for responses; each one kicks it */
+};
+
+/* vhca_conn.c: UC to a QP on another host, and the UC and RC responder */
 int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 const struct vhca_swqe *w, struct vhca_seg *sseg,
 		 unsigned int ns, u32 len);
+u8 vhca_conn_op(bool write, bool first, bool last, bool imm);
+enum ib_mtu vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp);
+
+/* vhca_rc.c: the RC requester on the wire */
+int vhca_rc_req_init(struct vhca_qp *qp);
+void vhca_rc_req_destroy(struct vhca_qp *qp);
+void vhca_rc_req_reset(struct vhca_qp *qp);
+enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget);
+bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
+		      const struct vhca_bth *bth);
 
 /* vhca_cq.c */
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Connected service on the wire: UC messages to and from a QP on another
- * host, in packets of the path MTU with consecutive PSNs.  The local path
- * (vhca_engine.c) moves a whole message at once; here a message is a
- * sequence of packets, and the responder keeps, per QP, where the message
- * under way is (struct vhca_resp).
+ * Connected service on the wire: UC messages to a QP on another host, in
+ * packets of the path MTU with consecutive PSNs, and the responder of UC
+ * and RC.  The local path (vhca_engine.c) moves a whole message at once;
+ * here a message is a sequence of packets, and the responder keeps, per
+ * QP, where the message under way is (struct vhca_resp).  The RC
+ * requester is in vhca_rc.c.
  */
 #include "vhca_roce.h"
 #include "vhca.h"
 
 /* The operation part of a connected opcode for one packet of a message. */
-static u8 vhca_conn_op(bool write, bool first, bool last, bool imm)
+u8 vhca_conn_op(bool write, bool first, bool last, bool imm)
 {
 	if (first && last)
 		return write ? (imm ? VHCA_OP_WRITE_ONLY_IMM : VHCA_OP_WRITE_ONLY) :
@@ -21,6 +22,12 @@ static u8 vhca_conn_op(bool write, bool first, bool last, bool imm)
 		return write ? (imm ? VHCA_OP_WRITE_LAST_IMM : VHCA_OP_WRITE_LAST) :
 			       (imm ? VHCA_OP_SEND_LAST_IMM : VHCA_OP_SEND_LAST);
 	return write ? VHCA_OP_WRITE_MIDDLE : VHCA_OP_SEND_MIDDLE;
+}
+
+/* Packets no larger than the path MTU, nor than the netdev can carry. */
+enum ib_mtu vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
+{
+	return min(READ_ONCE(qp->attr.path_mtu), READ_ONCE(vdev->active_mtu));
 }
 
 /*
@@ -37,8 +44,7 @@ int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		     w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
 		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	enum ib_mtu pmtu = min(qp->attr.path_mtu, READ_ONCE(vdev->active_mtu));
-	int mtu = ib_mtu_enum_to_int(pmtu);
+	int mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp));
 	u32 off = 0, n;
 	struct vhca_cursor src = { .seg = sseg, .nseg = ns }, dst;
 	struct vhca_tx_hdr h = {
@@ -52,7 +58,6 @@ int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct sk_buff *skb;
 	struct vhca_av av;
 
-	/* packets no larger than the path MTU or the netdev can carry */
 	if (mtu <= 0 || vhca_av_from_ah(&qp->attr.ah_attr, &av))
 		return IB_WC_LOC_QP_OP_ERR;
 	do {
@@ -79,7 +84,7 @@ int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /* Move @c forward by @n bytes; the caller knows they are there. */
-static void vhca_cursor_skip(struct vhca_cursor *c, u32 n)
+void vhca_cursor_skip(struct vhca_cursor *c, u32 n)
 {
 	while (n) {
 		u32 k = min(n, c->seg->len - c->off);
@@ -182,16 +187,318 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/* An ACK, a NAK or an atomic ACK for @psn to @qp's requester. */
+static void vhca_rc_ack(struct vhca_dev *vdev, struct vhca_qp *qp, u8 op,
+			u32 psn, u8 syndrome, u64 orig)
+{
+	struct vhca_tx_hdr h = {
+		.opcode = VHCA_OP_RC | op,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = psn & VHCA_BTH_PSN_MASK,
+		.has_aeth = true,
+		.aeth = (u32)syndrome << 24 |
+			(qp->resp.msn & VHCA_AETH_MSN_MASK),
+		.has_orig = op == VHCA_OP_ATOMIC_ACK,
+		.orig = orig,
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = vhca_net_alloc(vdev, &h, 0, &payload);
+	if (skb)	/* else lost: the requester asks again */
+		vhca_net_send(vdev, skb, &qp->resp.av, qp->ibqp.qp_num);
+}
+
+static void vhca_rc_nak(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
+			u8 code)
+{
+	vhca_rc_ack(vdev, qp, VHCA_OP_ACK, psn, VHCA_AETH_NAK | code, 0);
+}
+
+/*
+ * Answer an RDMA READ request, new or duplicate: the bytes it names in
+ * packets of the path MTU, with PSNs from the request's on; *@npkts says
+ * how many.  Returns a NAK code, or -1 once answered.
+ */
+static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
+			const struct vhca_conn_msg *m, u32 *npkts)
+{
+	u32 mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp));
+	struct vhca_cursor src, dst;
+	struct vhca_mr *mr = NULL;
+	struct vhca_seg seg, out;
+	struct sk_buff *skb;
+	u32 off = 0, i, n;
+
+	n = m->dmalen ? DIV_ROUND_UP(m->dmalen, mtu) : 1;
+	*npkts = n;
+	if (m->dmalen) {
+		if (!(READ_ONCE(qp->attr.qp_access_flags) &
+		      IB_ACCESS_REMOTE_READ))
+			return VHCA_NAK_REM_ACCESS;
+		mr = vhca_mr_find(vdev, m->rkey, qp->ibqp.pd,
+				  IB_ACCESS_REMOTE_READ, m->va, m->dmalen);
+		if (!mr)
+			return VHCA_NAK_REM_ACCESS;
+	}
+	seg = (struct vhca_seg){ .mr = mr, .va = m->va, .len = m->dmalen };
+	src = (struct vhca_cursor){ .seg = &seg, .nseg = 1 };
+	for (i = 0; i < n; i++) {
+		u32 k = min(m->dmalen - off, mtu);
+		struct vhca_tx_hdr h = {
+			.dqpn = qp->attr.dest_qp_num,
+			.psn = (m->psn + i) & VHCA_BTH_PSN_MASK,
+			.aeth = (VHCA_AETH_ACK | VHCA_AETH_NO_CREDITS) << 24 |
+				(qp->resp.msn & VHCA_AETH_MSN_MASK),
+		};
+		u8 op = n == 1 ? VHCA_OP_READ_RESP_ONLY :
+			!i ? VHCA_OP_READ_RESP_FIRST :
+			i == n - 1 ? VHCA_OP_READ_RESP_LAST :
+			VHCA_OP_READ_RESP_MIDDLE;
+
+		h.opcode = VHCA_OP_RC | op;
+		h.has_aeth = op != VHCA_OP_READ_RESP_MIDDLE;
+		skb = vhca_net_alloc(vdev, &h, k, &out.kdst);
+		if (!skb)
+			break;	/* lost: the requester asks again */
+		out.len = k;
+		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
+		vhca_copy(&dst, &src, k);
+		vhca_net_send(vdev, skb, &qp->resp.av, qp->ibqp.qp_num);
+		off += k;
+	}
+	return -1;
+}
+
+/* Execute an atomic request.  Returns a NAK code, or -1 with *@orig. */
+static int vhca_rc_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
+			  const struct vhca_conn_msg *m, u64 *orig)
+{
+	struct vhca_mr *mr;
+
+	if (m->va & 7)
+		return VHCA_NAK_INV_REQ;
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_ATOMIC))
+		return VHCA_NAK_REM_ACCESS;
+	mr = vhca_mr_find(vdev, m->rkey, qp->ibqp.pd, IB_ACCESS_REMOTE_ATOMIC,
+			  m->va, sizeof(u64));
+	if (!mr)
+		return VHCA_NAK_REM_ACCESS;
+	*orig = vhca_atomic(mr, m->va, m->op == VHCA_OP_CMP_SWAP, m->compare,
+			    m->swap);
+	return -1;
+}
+
+/*
+ * A request the responder has seen before (its PSN is behind): its ACK,
+ * READ response or atomic result was lost.  A READ is answered again, an
+ * atomic from the results kept (never executed twice), anything else
+ * with an ACK of all that was received.
+ */
+static void vhca_rc_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
+			      const struct vhca_conn_msg *m)
+{
+	struct vhca_resp *r = &qp->resp;
+	unsigned int i;
+	u32 n;
+	int nak;
+
+	if (m->op == VHCA_OP_READ_REQ) {
+		nak = vhca_rc_read(vdev, qp, m, &n);
+		if (nak >= 0)
+			vhca_rc_nak(vdev, qp, m->psn, nak);
+		return;
+	}
+	if (m->op == VHCA_OP_CMP_SWAP || m->op == VHCA_OP_FETCH_ADD) {
+		for (i = 0; i < VHCA_RC_ATOMIC_RES; i++) {
+			if (r->atomic[i].valid && r->atomic[i].psn == m->psn) {
+				vhca_rc_ack(vdev, qp, VHCA_OP_ATOMIC_ACK,
+					    m->psn, VHCA_AETH_NO_CREDITS,
+					    r->atomic[i].orig);
+				return;
+			}
+		}
+		return;	/* too old to answer: the requester times out */
+	}
+	vhca_rc_ack(vdev, qp, VHCA_OP_ACK, r->epsn - 1, VHCA_AETH_NO_CREDITS,
+		    0);
+}
+
+/*
+ * The receive WQE a SEND (or a WRITE's immediate data) lands in: the one
+ * held, or the next.  Returns 0, -EAGAIN if there is none (RNR), or
+ * -EINVAL if it is malformed (completed in error).
+ */
+static int vhca_rc_take_wqe(struct vhca_qp *qp)
+{
+	struct vhca_resp *r = &qp->resp;
+	u32 max_sge;
+
+	if (r->have_wqe)
+		return 0;
+	if (!vhca_pop_recv(qp, r->wqe, &max_sge))
+		return -EAGAIN;
+	r->have_wqe = true;
+	if (r->wqe->num_sge > max_sge) {
+		vhca_resp_done(qp, IB_WC_LOC_QP_OP_ERR, 0, NULL);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The NAK a responder's placement error earns. */
+static u8 vhca_rc_nak_code(int status)
+{
+	switch (status) {
+	case IB_WC_REM_ACCESS_ERR:
+		return VHCA_NAK_REM_ACCESS;
+	case IB_WC_LOC_PROT_ERR:
+		return VHCA_NAK_REM_OP;
+	default:
+		return VHCA_NAK_INV_REQ;
+	}
+}
+
+/*
+ * An RC request with the PSN expected next: executed, and acknowledged
+ * if the requester asked.  A SEND with no receive WQE gets an RNR NAK and
+ * leaves the PSN where it was, so the requester's retry is the same
+ * request.  Caller holds qp->resp.lock.
+ */
+static void vhca_rc_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
+			    const struct vhca_conn_msg *m, bool first,
+			    bool last, bool imm)
+{
+	bool write = m->op >= VHCA_OP_WRITE_FIRST &&
+		     m->op <= VHCA_OP_WRITE_ONLY_IMM;
+	bool inv = m->op == VHCA_OP_SEND_LAST_INV ||
+		   m->op == VHCA_OP_SEND_ONLY_INV;
+	struct vhca_resp *r = &qp->resp;
+	struct vhca_swqe w = {};
+	int nak, status;
+	u32 npkts;
+	u64 orig;
+
+	if (m->op == VHCA_OP_READ_REQ) {
+		r->msn++;
+		nak = vhca_rc_read(vdev, qp, m, &npkts);
+		if (nak >= 0) {
+			r->msn--;
+			vhca_rc_nak(vdev, qp, m->psn, nak);
+			return;
+		}
+		r->epsn = (m->psn + npkts) & VHCA_BTH_PSN_MASK;
+		return;
+	}
+	if (m->op == VHCA_OP_CMP_SWAP || m->op == VHCA_OP_FETCH_ADD) {
+		nak = vhca_rc_atomic(vdev, qp, m, &orig);
+		if (nak >= 0) {
+			vhca_rc_nak(vdev, qp, m->psn, nak);
+			return;
+		}
+		r->msn++;
+		r->atomic[r->atomic_next] = (struct vhca_atomic_res){
+			.valid = true, .psn = m->psn, .orig = orig };
+		r->atomic_next = (r->atomic_next + 1) % VHCA_RC_ATOMIC_RES;
+		r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;
+		vhca_rc_ack(vdev, qp, VHCA_OP_ATOMIC_ACK, m->psn,
+			    VHCA_AETH_NO_CREDITS, orig);
+		return;
+	}
+
+	if (first) {
+		r->active = true;
+		r->write = write;
+		r->off = 0;
+		r->va = m->va;
+		r->rkey = m->rkey;
+		r->dmalen = m->dmalen;
+	} else if (!r->active || r->write != write) {
+		vhca_rc_nak(vdev, qp, m->psn, VHCA_NAK_INV_REQ);
+		return;
+	}
+	if (!write || (imm && last)) {
+		status = vhca_rc_take_wqe(qp);
+		if (status == -EAGAIN) {
+			vhca_count(vdev, VHCA_CNT_RCVD_NO_WQE);
+			vhca_rc_ack(vdev, qp, VHCA_OP_ACK, m->psn,
+				    VHCA_AETH_RNR_NAK |
+				    (qp->attr.min_rnr_timer & 0x1f), 0);
+			return;
+		}
+		if (status) {
+			r->active = false;
+			vhca_rc_nak(vdev, qp, m->psn, VHCA_NAK_INV_REQ);
+			return;
+		}
+	}
+	status = vhca_resp_place(vdev, qp, m);
+	if (status == IB_WC_SUCCESS && inv && last &&
+	    !vhca_mr_invalidate(vdev, qp->ibqp.pd, be32_to_cpu(m->imm)))
+		status = IB_WC_LOC_PROT_ERR;
+	if (status != IB_WC_SUCCESS) {
+		if (r->have_wqe)
+			vhca_resp_done(qp, status, 0, NULL);
+		r->active = false;
+		vhca_rc_nak(vdev, qp, m->psn, vhca_rc_nak_code(status));
+		return;
+	}
+	r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;
+	if (last) {
+		r->active = false;
+		r->msn++;
+		w.opcode = write ? IB_UVERBS_WR_RDMA_WRITE_WITH_IMM :
+			   inv ? IB_UVERBS_WR_SEND_WITH_INV :
+			   imm ? IB_UVERBS_WR_SEND_WITH_IMM : IB_UVERBS_WR_SEND;
+		w.flags = m->se ? VHCA_SWQE_F_SOLICITED : 0;
+		w.ex = inv ? be32_to_cpu(m->imm) : (__force u32)m->imm;
+		if (r->have_wqe)
+			vhca_resp_done(qp, IB_WC_SUCCESS,
+				       write ? r->dmalen : r->off, &w);
+	}
+	if (m->ackreq)
+		vhca_rc_ack(vdev, qp, VHCA_OP_ACK, m->psn,
+			    VHCA_AETH_NO_CREDITS, 0);
+}
+
+/*
+ * An RC request packet: in PSN order it is executed; behind, it is a
+ * duplicate; ahead, one was lost, and a sequence NAK (one per gap) asks
+ * for it again.  Caller holds qp->resp.lock.
+ */
+static void vhca_rc_recv(struct vhca_dev *vdev, struct vhca_qp *qp,
+			 const struct vhca_conn_msg *m, bool first, bool last,
+			 bool imm)
+{
+	struct vhca_resp *r = &qp->resp;
+	s32 d = vhca_psn_diff(m->psn, r->epsn);
+
+	if (d > 0) {
+		if (!r->nak_sent) {
+			r->nak_sent = true;
+			vhca_rc_nak(vdev, qp, r->epsn, VHCA_NAK_PSN_SEQ);
+		}
+		return;
+	}
+	if (d < 0) {
+		vhca_rc_duplicate(vdev, qp, m);
+		return;
+	}
+	r->nak_sent = false;
+	vhca_rc_execute(vdev, qp, m, first, last, imm);
+}
+
 /**
- * vhca_conn_recv() - a UC packet from the wire for QP @m->dqpn
+ * vhca_conn_recv() - a UC or RC request packet for QP @m->dqpn
  * @vdev: the device it arrived on
  * @m: the packet
  *
- * UC as the IBA has it: packets in PSN order make a message; a packet out
- * of order drops the message under way, and only a FIRST or ONLY starts
- * the next.  A message with no receive WQE, a bad key or that does not fit
- * is dropped (a SEND's WQE then completes in error).  Nothing goes back
- * to the sender.  Softirq context, under rcu_read_lock().
+ * RC goes to vhca_rc_recv().  UC as the IBA has it: packets in PSN order
+ * make a message; a packet out of order drops the message under way, and
+ * only a FIRST or ONLY starts the next.  A message with no receive WQE, a
+ * bad key or that does not fit is dropped (a SEND's WQE then completes in
+ * error).  Nothing goes back to the sender.  Softirq context, under
+ * rcu_read_lock().
  */
 void vhca_conn_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 {
@@ -202,15 +509,16 @@ void vhca_conn_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 	unsigned long flags;
 	int status;
 
-	if (!qp || qp->ibqp.qp_type != IB_QPT_UC || !qp->resp.wqe ||
-	    !vhca_qps_receives(READ_ONCE(qp->state))) {
+	if (!qp || qp->ibqp.qp_type != (m->rc ? IB_QPT_RC : IB_QPT_UC) ||
+	    !qp->resp.wqe || !vhca_qps_receives(READ_ONCE(qp->state))) {
 		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
 		return;
 	}
 	write = m->op >= VHCA_OP_WRITE_FIRST;
 	first = m->op == VHCA_OP_SEND_FIRST || m->op == VHCA_OP_SEND_ONLY ||
 		m->op == VHCA_OP_SEND_ONLY_IMM || m->op == VHCA_OP_WRITE_FIRST ||
-		m->op == VHCA_OP_WRITE_ONLY || m->op == VHCA_OP_WRITE_ONLY_IMM;
+		m->op == VHCA_OP_WRITE_ONLY || m->op == VHCA_OP_WRITE_ONLY_IMM ||
+		m->op == VHCA_OP_SEND_ONLY_INV;
 	last = m->op != VHCA_OP_SEND_FIRST && m->op != VHCA_OP_SEND_MIDDLE &&
 	       m->op != VHCA_OP_WRITE_FIRST && m->op != VHCA_OP_WRITE_MIDDLE;
 	imm = m->op == VHCA_OP_SEND_LAST_IMM || m->op == VHCA_OP_SEND_ONLY_IMM ||
@@ -220,6 +528,10 @@ void vhca_conn_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 	spin_lock_irqsave(&r->lock, flags);
 	if (r->closed)
 		goto out;	/* in ERR since the check above */
+	if (m->rc) {
+		vhca_rc_recv(vdev, qp, m, first, last, imm);
+		goto out;
+	}
 	if (m->psn != r->epsn)
 		r->dropping = true;	/* a packet was lost: so is the message */
 	r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;

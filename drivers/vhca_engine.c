@@ -373,6 +373,41 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/**
+ * vhca_atomic() - compare-and-swap or fetch-and-add on 8 bytes of an MR
+ * @mr: the MR, found for @va with IB_ACCESS_REMOTE_ATOMIC
+ * @va: 8-byte aligned, so the word is within one page
+ * @cas: compare-and-swap (else fetch-and-add)
+ * @compare_add: what to compare with, or to add
+ * @swap: what to store if the comparison holds
+ *
+ * cmpxchg on the mapped word makes it atomic against every other atomic
+ * of this host (and the CPUs).
+ *
+ * Return: the original value.
+ */
+u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
+		u64 swap)
+{
+	u64 *p, old, new, seen;
+	u32 room;
+
+	p = vhca_mr_map(mr, va, &room);
+	old = READ_ONCE(*p);
+	for (;;) {
+		if (cas)
+			new = old == compare_add ? swap : old;
+		else
+			new = old + compare_add;
+		seen = cmpxchg64(p, old, new);
+		if (seen == old)
+			break;
+		old = seen;
+	}
+	vhca_mr_unmap(mr, p);
+	return old;
+}
+
 /*
  * An atomic on the peer's 8 bytes at remote_addr; the original value goes
  * to our one 8-byte SGE.  cmpxchg on the mapped word makes it atomic
@@ -381,14 +416,12 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 			    const struct vhca_swqe *w, struct vhca_seg *seg)
 {
-	u64 va = w->atomic.remote_addr, old, new;
+	u64 va = w->atomic.remote_addr, old;
 	struct vhca_cursor src, dst;
 	struct vhca_seg res;
 	struct vhca_qp *peer;
 	struct vhca_mr *rmr;
 	unsigned int ns;
-	u32 room;
-	u64 *p;
 
 	if (w->num_sge != 1 || (w->flags & VHCA_SWQE_F_INLINE))
 		return IB_WC_LOC_LEN_ERR;
@@ -405,22 +438,8 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
 
-	p = vhca_mr_map(rmr, va, &room);	/* aligned: one page */
-	old = READ_ONCE(*p);
-	for (;;) {
-		u64 seen;
-
-		if (w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP)
-			new = old == w->atomic.compare_add ? w->atomic.swap : old;
-		else
-			new = old + w->atomic.compare_add;
-		seen = cmpxchg64(p, old, new);
-		if (seen == old)
-			break;
-		old = seen;
-	}
-	vhca_mr_unmap(rmr, p);
-
+	old = vhca_atomic(rmr, va, w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
+			  w->atomic.compare_add, w->atomic.swap);
 	res = (struct vhca_seg){ .kbuf = (const u8 *)&old, .len = sizeof(old) };
 	src = (struct vhca_cursor){ .seg = &res, .nseg = 1 };
 	dst = (struct vhca_cursor){ .seg = seg, .nseg = 1 };
@@ -672,15 +691,23 @@ void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status)
 	vhca_cq_post(to_vcq(qp->ibqp.send_cq), &cqe, false);
 }
 
-/* Copy the WQE at sq_cons out of the ring: header, then what follows. */
-static struct vhca_swqe *vhca_sq_fetch(struct vhca_qp *qp)
+/*
+ * Copy the send WQE at index @idx out of the ring, header and what
+ * follows, into the QP's scratch.  Caller holds qp->lock.
+ */
+struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx)
 {
-	memcpy(qp->wqe, vhca_uring_slot(&qp->sq, qp->sq_cons),
+	memcpy(qp->wqe, vhca_uring_slot(&qp->sq, idx),
 	       1U << qp->sq.g.log2_stride);
 	return qp->wqe;
 }
 
-static void vhca_sq_advance(struct vhca_qp *qp)
+static struct vhca_swqe *vhca_sq_fetch(struct vhca_qp *qp)
+{
+	return vhca_sq_fetch_at(qp, qp->sq_cons);
+}
+
+void vhca_sq_advance(struct vhca_qp *qp)
 {
 	qp->sq_cons++;
 	/* Release: the slot is copied before it is handed back. */
@@ -704,14 +731,9 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 		vhca_sq_advance(qp);	/* free before completing: see below */
 		vhca_send_done(qp, w, IB_WC_WR_FLUSH_ERR);
 	}
+	if (qp->req.fl)
+		vhca_rc_req_reset(qp);	/* what was on the wire is flushed */
 }
-
-/* Where a run of the send ring stopped. */
-enum vhca_sq_stop {
-	VHCA_SQ_IDLE,	/* nothing it can do until something is posted */
-	VHCA_SQ_MORE,	/* the budget ran out with WQEs left */
-	VHCA_SQ_WAIT,	/* an RNR timer will run it again */
-};
 
 /*
  * Execute what is posted on @qp's send ring, at most *budget WQEs.  Caller
@@ -737,6 +759,8 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 	}
 	if (qp->state != IB_QPS_RTS)
 		return VHCA_SQ_IDLE;	/* posted WQEs wait for RTS */
+	if (qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX)
+		return vhca_rc_run(qp, budget);	/* RC to another host */
 
 	/* Acquire pairs with the provider's release of the producer. */
 	prod = smp_load_acquire(&qp->sq.hdr->producer);
@@ -844,6 +868,14 @@ static void vhca_sq_set_active(struct vhca_qp *qp, bool active)
 		WRITE_ONCE(qp->sq.hdr->ctrl, active ? VHCA_SQ_ACTIVE : 0);
 }
 
+/* The index of the next send WQE to run: RC on the wire runs ahead. */
+static u32 vhca_sq_next(struct vhca_qp *qp)
+{
+	if (qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX)
+		return qp->req.next;
+	return qp->sq_cons;
+}
+
 /*
  * Run @qp's send ring until it is idle or @budget WQEs have run, then
  * hand it back to the poster without losing a WQE.  While this runs, ctrl
@@ -863,7 +895,7 @@ static void vhca_sq_service(struct vhca_qp *qp, unsigned int budget)
 	for (;;) {
 		vhca_sq_set_active(qp, true);
 		stop = vhca_sq_run(qp, &budget);
-		if (stop == VHCA_SQ_WAIT)
+		if (stop == VHCA_SQ_WAIT || stop == VHCA_SQ_BLOCKED)
 			return;
 		if (stop == VHCA_SQ_MORE) {
 			queue_delayed_work(vhca_wq, &qp->sq_work, 0);
@@ -873,7 +905,7 @@ static void vhca_sq_service(struct vhca_qp *qp, unsigned int budget)
 		/* Pairs with the provider's barrier after its producer store. */
 		smp_mb();
 		prod = READ_ONCE(qp->sq.hdr->producer);
-		if (prod == qp->sq_cons ||
+		if (prod == vhca_sq_next(qp) ||
 		    !vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots) ||
 		    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR &&
 		     qp->state != IB_QPS_SQE))

@@ -104,8 +104,9 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 }
 
 /*
- * A UC packet for @vdev, laid out like vhca_recv_ud()'s.  Returns false
- * to drop it as malformed; an opcode UC does not have is counted here.
+ * A UC or RC request for @vdev, laid out like vhca_recv_ud()'s.  Returns
+ * false to drop it as malformed; an opcode the class does not have is
+ * counted here.
  */
 static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
 			   const struct vhca_bth *bth)
@@ -116,14 +117,17 @@ static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
 	const u8 *p;
 
 	m.op = bth->opcode & ~VHCA_OP_CLASS_MASK;
-	if (m.op > VHCA_OP_WRITE_ONLY_IMM) {
-		/* reserved or not valid for UC, such as READ and atomics */
+	m.rc = (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC;
+	if (m.op > (m.rc ? VHCA_OP_SEND_ONLY_INV : VHCA_OP_WRITE_ONLY_IMM) ||
+	    (m.op > VHCA_OP_READ_REQ && m.op < VHCA_OP_CMP_SWAP) ||
+	    m.op == 0x15) {
+		/* reserved, or not valid for the class */
 		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
 		return true;
 	}
 	p = skb->data + hlen;
 	if (m.op == VHCA_OP_WRITE_FIRST || m.op == VHCA_OP_WRITE_ONLY ||
-	    m.op == VHCA_OP_WRITE_ONLY_IMM) {
+	    m.op == VHCA_OP_WRITE_ONLY_IMM || m.op == VHCA_OP_READ_REQ) {
 		const struct vhca_reth *reth = (const void *)p;
 
 		hlen += sizeof(*reth);
@@ -134,9 +138,23 @@ static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
 		m.dmalen = ntohl(reth->dmalen);
 		p += sizeof(*reth);
 	}
+	if (m.op == VHCA_OP_CMP_SWAP || m.op == VHCA_OP_FETCH_ADD) {
+		const struct vhca_atomic_eth *a = (const void *)p;
+
+		hlen += sizeof(*a);
+		if (skb->len < hlen + VHCA_ICRC_SIZE)
+			return false;
+		m.va = get_unaligned_be64(&a->va);
+		m.rkey = ntohl(a->rkey);
+		m.swap = get_unaligned_be64(&a->swap_add);
+		m.compare = get_unaligned_be64(&a->compare);
+		if (m.op == VHCA_OP_FETCH_ADD)
+			m.compare = m.swap;	/* the addend */
+	}
 	if (m.op == VHCA_OP_SEND_LAST_IMM || m.op == VHCA_OP_SEND_ONLY_IMM ||
-	    m.op == VHCA_OP_WRITE_LAST_IMM || m.op == VHCA_OP_WRITE_ONLY_IMM) {
-		hlen += 4;
+	    m.op == VHCA_OP_WRITE_LAST_IMM || m.op == VHCA_OP_WRITE_ONLY_IMM ||
+	    m.op == VHCA_OP_SEND_LAST_INV || m.op == VHCA_OP_SEND_ONLY_INV) {
+		hlen += 4;	/* ImmDt or IETH */
 		if (skb->len < hlen + VHCA_ICRC_SIZE)
 			return false;
 		memcpy(&m.imm, p, 4);
@@ -145,6 +163,7 @@ static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
 		return false;
 	m.dqpn = ntohl(bth->qpn) & VHCA_BTH_QPN_MASK;
 	m.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
+	m.ackreq = ntohl(bth->apsn) & VHCA_BTH_ACKREQ;
 	m.se = bth->flags & VHCA_BTH_SE;
 	m.data = skb->data + hlen;
 	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
@@ -195,12 +214,17 @@ static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
 		ok = vhca_recv_ud(vdev, skb, bth);
 		if (!ok)
 			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
-	} else if ((bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_UC) {
+	} else if (bth->opcode >= (VHCA_OP_RC | VHCA_OP_READ_RESP_FIRST) &&
+		   bth->opcode <= (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK)) {
+		/* a response: the requester's work takes the skb */
+		if (vhca_rc_response(vdev, skb, bth))
+			return 0;
+	} else if ((bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_UC ||
+		   (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC) {
 		ok = vhca_recv_conn(vdev, skb, bth);
 		if (!ok)
 			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 	} else {
-		/* RC on the wire: not yet */
 		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
 	}
 out:
@@ -304,7 +328,10 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 	       sizeof(struct udphdr);
 	size = sizeof(*bth) + (h->has_deth ? sizeof(struct vhca_deth) : 0) +
 	       (h->has_reth ? sizeof(struct vhca_reth) : 0) +
-	       (h->has_imm ? 4 : 0) + len + pad + VHCA_ICRC_SIZE;
+	       (h->has_atomic ? sizeof(struct vhca_atomic_eth) : 0) +
+	       (h->has_imm ? 4 : 0) +
+	       (h->has_aeth ? sizeof(struct vhca_aeth) : 0) +
+	       (h->has_orig ? 8 : 0) + len + pad + VHCA_ICRC_SIZE;
 	skb = alloc_skb(head + size, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
@@ -314,7 +341,8 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 	bth->flags = (h->se ? VHCA_BTH_SE : 0) | (pad << VHCA_BTH_PAD_SHIFT);
 	bth->pkey = htons(IB_DEFAULT_PKEY_FULL);
 	bth->qpn = htonl(h->dqpn & VHCA_BTH_QPN_MASK);
-	bth->apsn = htonl(h->psn & VHCA_BTH_PSN_MASK);
+	bth->apsn = htonl((h->psn & VHCA_BTH_PSN_MASK) |
+			  (h->ackreq ? VHCA_BTH_ACKREQ : 0));
 	if (h->has_deth) {
 		struct vhca_deth *deth = skb_put(skb, sizeof(*deth));
 
@@ -328,8 +356,23 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 		reth->rkey = htonl(h->rkey);
 		reth->dmalen = htonl(h->dmalen);
 	}
+	if (h->has_atomic) {
+		struct vhca_atomic_eth *a = skb_put(skb, sizeof(*a));
+
+		put_unaligned_be64(h->va, &a->va);
+		a->rkey = htonl(h->rkey);
+		put_unaligned_be64(h->swap, &a->swap_add);
+		put_unaligned_be64(h->compare, &a->compare);
+	}
 	if (h->has_imm)
 		skb_put_data(skb, &h->imm, 4);
+	if (h->has_aeth) {
+		struct vhca_aeth *aeth = skb_put(skb, sizeof(*aeth));
+
+		aeth->smsn = htonl(h->aeth);
+	}
+	if (h->has_orig)
+		put_unaligned_be64(h->orig, skb_put(skb, 8));
 	*payload = skb_put(skb, len);
 	skb_put_zero(skb, pad + VHCA_ICRC_SIZE);
 	return skb;
@@ -489,6 +532,7 @@ static const struct rdma_stat_desc vhca_counter_descs[] = {
 	[VHCA_CNT_RCVD_UNSUPPORTED].name = "rcvd_unsupported_opcode",
 	[VHCA_CNT_RCVD_NO_QP].name = "rcvd_no_qp",
 	[VHCA_CNT_RCVD_NO_WQE].name = "rcvd_no_recv_wqe",
+	[VHCA_CNT_RCVD_UNEXPECTED].name = "rcvd_unexpected",
 };
 
 static struct rdma_hw_stats *vhca_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -251,7 +251,8 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	qp->rwqe = qp->wqe + (1U << sg.log2_stride);
 	spin_lock_init(&qp->resp.lock);
-	if (init->qp_type == IB_QPT_UC) {
+	if (init->qp_type == IB_QPT_UC || init->qp_type == IB_QPT_RC) {
+		/* the responder of messages from the wire */
 		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL);
 		qp->resp.seg = kmalloc_array(VHCA_MAX_SGE,
 					     sizeof(*qp->resp.seg), GFP_KERNEL);
@@ -259,6 +260,13 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			err = -ENOMEM;
 			goto err_buf;
 		}
+	}
+	if (init->qp_type == IB_QPT_RC) {
+		qp->resp.atomic = kcalloc(VHCA_RC_ATOMIC_RES,
+					  sizeof(*qp->resp.atomic), GFP_KERNEL);
+		err = qp->resp.atomic ? vhca_rc_req_init(qp) : -ENOMEM;
+		if (err)
+			goto err_buf;
 	}
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
@@ -299,6 +307,8 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_rings:
 	mutex_destroy(&qp->lock);
 err_buf:
+	vhca_rc_req_destroy(qp);
+	kfree(qp->resp.atomic);
 	kfree(qp->seg);
 	kfree(qp->resp.wqe);
 	kfree(qp->resp.seg);
@@ -337,6 +347,8 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	if (kernel)
 		WRITE_ONCE(qp->sq.hdr->producer, 0);
 	spin_unlock_irq(&qp->sq_post_lock);
+	if (qp->req.fl)
+		vhca_rc_req_reset(qp);
 
 	spin_lock_irq(&qp->rq_post_lock);
 	spin_lock(&qp->rq_lock);
@@ -417,20 +429,31 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_AV) {
 		rdma_replace_ah_attr(&a->ah_attr, &attr->ah_attr);
 		WRITE_ONCE(qp->dst_dev, vhca_av_dst_dev(qp, &attr->ah_attr));
+		/* where an RC responder's replies go; checked by the core */
+		spin_lock_irq(&qp->resp.lock);
+		vhca_av_from_ah(&attr->ah_attr, &qp->resp.av);
+		spin_unlock_irq(&qp->resp.lock);
 	}
 	if (mask & IB_QP_PATH_MTU)
 		a->path_mtu = attr->path_mtu;
 	if (mask & IB_QP_TIMEOUT)
 		a->timeout = attr->timeout;
-	if (mask & IB_QP_RETRY_CNT)
+	if (mask & IB_QP_RETRY_CNT) {
 		a->retry_cnt = attr->retry_cnt;
+		qp->req.retry_left = attr->retry_cnt;
+	}
 	if (mask & IB_QP_RNR_RETRY)
 		a->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_RQ_PSN) {
 		a->rq_psn = attr->rq_psn & 0xffffff;
 		spin_lock_irq(&qp->resp.lock);
 		qp->resp.epsn = a->rq_psn;
+		qp->resp.msn = 0;
+		qp->resp.nak_sent = false;
 		qp->resp.active = false;
+		if (qp->resp.atomic)
+			memset(qp->resp.atomic, 0, VHCA_RC_ATOMIC_RES *
+			       sizeof(*qp->resp.atomic));
 		spin_unlock_irq(&qp->resp.lock);
 	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
@@ -537,7 +560,11 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	xa_erase(&to_vdev(ibqp->device)->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
+	if (qp->req.fl)
+		timer_shutdown_sync(&qp->req.timer);	/* it kicks the work */
 	cancel_delayed_work_sync(&qp->sq_work);
+	vhca_rc_req_destroy(qp);
+	kfree(qp->resp.atomic);
 	vhca_qp_free_rings(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	kfree(qp->seg);

@@ -43,12 +43,38 @@ struct vhca_reth {
 	__be32 dmalen;
 } __packed;
 
+/* ACK extended transport header: a syndrome, then the MSN. */
+struct vhca_aeth {
+	__be32 smsn;
+};
+
+#define VHCA_AETH_MSN_MASK	0x00ffffff
+#define VHCA_AETH_TYPE_MASK	0xe0	/* of the syndrome */
+#define VHCA_AETH_ACK		0x00	/* low 5 bits: credits */
+#define VHCA_AETH_RNR_NAK	0x20	/* low 5 bits: the RNR timer */
+#define VHCA_AETH_NAK		0x60	/* low 5 bits: one of these */
+#define VHCA_NAK_PSN_SEQ	0
+#define VHCA_NAK_INV_REQ	1
+#define VHCA_NAK_REM_ACCESS	2
+#define VHCA_NAK_REM_OP		3
+/* An ACK's credit field when end-to-end credits are not used. */
+#define VHCA_AETH_NO_CREDITS	0x1f
+
+/* Atomic extended transport header. */
+struct vhca_atomic_eth {
+	__be64 va;
+	__be32 rkey;
+	__be64 swap_add;
+	__be64 compare;
+} __packed;
+
 /*
  * Opcodes: a transport class in the top three bits, then the operation.
- * vhca speaks UD SEND and the UC operations on the wire so far.
+ * vhca speaks UD SEND and the RC and UC operations on the wire.
  */
 enum {
 	VHCA_OP_CLASS_MASK		= 0xe0,
+	VHCA_OP_RC			= 0x00,
 	VHCA_OP_UC			= 0x20,
 	VHCA_OP_SEND_FIRST		= 0x00,
 	VHCA_OP_SEND_MIDDLE		= 0x01,
@@ -62,12 +88,29 @@ enum {
 	VHCA_OP_WRITE_LAST_IMM		= 0x09,
 	VHCA_OP_WRITE_ONLY		= 0x0a,
 	VHCA_OP_WRITE_ONLY_IMM		= 0x0b,
+	VHCA_OP_READ_REQ		= 0x0c,
+	VHCA_OP_READ_RESP_FIRST		= 0x0d,
+	VHCA_OP_READ_RESP_MIDDLE	= 0x0e,
+	VHCA_OP_READ_RESP_LAST		= 0x0f,
+	VHCA_OP_READ_RESP_ONLY		= 0x10,
+	VHCA_OP_ACK			= 0x11,
+	VHCA_OP_ATOMIC_ACK		= 0x12,
+	VHCA_OP_CMP_SWAP		= 0x13,
+	VHCA_OP_FETCH_ADD		= 0x14,
+	VHCA_OP_SEND_LAST_INV		= 0x16,
+	VHCA_OP_SEND_ONLY_INV		= 0x17,
 	VHCA_OP_UD_SEND_ONLY		= 0x64,
 	VHCA_OP_UD_SEND_ONLY_IMM	= 0x65,
 };
 
 /* The GSI QP's well-known Q_Key (IBA 13.4.6.1). */
 #define VHCA_GSI_QKEY		0x80010000
+
+/* @a - @b in the 24-bit PSN space, as a signed distance. */
+static inline s32 vhca_psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
 
 u32 vhca_icrc(const void *l3, u32 len);
 

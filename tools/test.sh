@@ -77,7 +77,8 @@ tap guest-twodev tools/guest.sh 'bash tests/guest/twodev.sh'
 tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
 tap guest-kulp tools/guest.sh 'bash tests/guest/kulp.sh'
 tap guest-pyverbs tools/guest.sh 'bash tests/guest/pyverbs.sh'
-tap guest-twohost tools/guest.sh --peer 'bash tests/guest/twohost.sh' \
+tap guest-twohost tools/guest.sh --timeout 1500 \
+	--peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
 
 rm -rf "$logs"

@@ -80,6 +80,7 @@ static void rc_tests(void)
 	struct ibv_qp_init_attr init;
 	struct ibv_recv_wr wr[3], *bad;
 	struct ibv_sge sge[4] = {};
+	struct ibv_device_attr dattr;
 	struct ibv_qp_attr a;
 	union ibv_gid gid;
 	struct ibv_qp *qp;
@@ -142,9 +143,14 @@ static void rc_tests(void)
 			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	check(ret == 0, "INIT->RTR with a RoCE address vector (%d)", ret);
+	check(ibv_query_device(ctx, &dattr) == 0 &&
+	      dattr.max_qp_init_rd_atom >= 128,
+	      "max_qp_init_rd_atom is at least rxe's 128, so perftest's READs connect (%d)",
+	      dattr.max_qp_init_rd_atom);
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14,
 				  .retry_cnt = 7, .rnr_retry = 7,
-				  .sq_psn = 0x654321, .max_rd_atomic = 17 };
+				  .sq_psn = 0x654321,
+				  .max_rd_atomic = dattr.max_qp_init_rd_atom + 1 };
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 			    IBV_QP_MAX_QP_RD_ATOMIC);

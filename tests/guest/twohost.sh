@@ -3,10 +3,11 @@
 #
 # Runs in both guests of a two-guest boot (VHCA_GUEST is a or b): eth1 of
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
-# over that link.  Then RoCEv2 on the wire: ibv_ud_pingpong, and UC
-# SEND (ibv_uc_pingpong) and WRITE (ib_write_bw -c UC) in packets of the
-# path MTU, vhca to vhca; b swaps vhca0 for rxe0, and the same run vhca to
-# rxe in both roles, then udaddy (RDMA CM over QP1 on the wire).  Garbage sent to
+# over that link.  Then RoCEv2 on the wire, vhca to vhca: UD, UC and RC
+# pingpongs (RC's also on an SRQ), perftest's WRITE, READ and atomic
+# bandwidth, rping and rdma_server/rdma_client (RDMA CM); then RC again on
+# a link with netem's loss, delay and reordering, data checked.  b swaps
+# vhca0 for rxe0, and the same run vhca to rxe in both roles, then udaddy.  Garbage sent to
 # vhca's port is dropped and counted in `rdma statistic`.  Guest a stays up
 # until b says it is done.  Servers start in order; clients retry until
 # their server is up.
@@ -52,20 +53,48 @@ ud() {
 		-g "$("${GID:-v4gid}" "$dev")" -n 200 "$@"
 }
 ud6() { GID=v6gid ud "$@"; }
-# uc DEV [SERVER]: ibv_uc_pingpong, 10000-byte messages in 1024-byte packets,
-# each received buffer checked
-uc() {
-	local dev=$1
-	shift
-	timeout "${T:-150}" ibv_uc_pingpong -d "$dev" -g "$(v4gid "$dev")" \
-		-n 100 -s 10000 -m 1024 -c "$@"
+# pp PROG DEV [SERVER]: an ibv_*_pingpong, 10000-byte messages in
+# 1024-byte packets, each received buffer checked
+pp() {
+	local prog=$1 dev=$2
+	shift 2
+	timeout "${T:-150}" "$prog" -d "$dev" -g "$(v4gid "$dev")" -n 100 \
+		-s 10000 -m 1024 -c "$@"
 }
-# ucw DEV [SERVER]: ib_write_bw over UC, 64 KiB messages
-ucw() {
-	local dev=$1
-	shift
-	timeout "${T:-150}" ib_write_bw -d "$dev" -x "$(v4gid "$dev")" -c UC \
-		-s 65536 -n 200 -m 1024 "$@"
+uc() { pp ibv_uc_pingpong "$@"; }
+rc() { pp ibv_rc_pingpong "$@"; }
+srq() { pp ibv_srq_pingpong "$@"; }
+# pt PROG DEV [ARGS] [SERVER]: a perftest program over RC, 1024-byte MTU,
+# 64 KiB messages (an atomic's are 8 bytes)
+pt() {
+	local prog=$1 dev=$2 size=(-s 65536)
+	shift 2
+	[ "$prog" = ib_atomic_bw ] && size=()
+	timeout "${T:-150}" "$prog" -d "$dev" -x "$(v4gid "$dev")" -m 1024 \
+		"${size[@]}" -n 200 "$@"
+}
+ucw() { local dev=$1; shift; pt ib_write_bw "$dev" -c UC "$@"; }
+# rp [-s|-c] ADDR: rping, 20 rounds of 5000 bytes; the client checks them
+rp() {
+	if [ "$1" = -c ]; then
+		timeout "${T:-120}" rping -c -a "$2" -C 20 -S 5000 -V
+	else
+		timeout "${T:-120}" rping -s -a "$2" -C 20 -S 5000
+	fi
+}
+# lossy on|off: netem on eth1's egress: loss, delay and reordering
+lossy() {
+	if [ "$1" = on ]; then
+		modprobe sch_netem &&
+			tc qdisc add dev eth1 root netem delay 1ms loss 1% \
+				reorder 5%
+	else
+		tc qdisc del dev eth1 root
+	fi
+}
+netem_drops() {
+	tc -s qdisc show dev eth1 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' |
+		head -n 1
 }
 # stat NAME: a counter of vhca0 as `rdma statistic` shows it
 stat() {
@@ -83,6 +112,25 @@ if [ "$VHCA_GUEST" = a ]; then
 		uc vhca0
 	check "guest a: UC WRITE server on vhca0, client vhca0 in b" \
 		ucw vhca0
+	check "guest a: RC server on vhca0, client vhca0 in b" rc vhca0
+	check "guest a: SRQ server on vhca0, client vhca0 in b" srq vhca0
+	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
+		check "guest a: $prog server on vhca0, client vhca0 in b" \
+			pt $prog vhca0
+	done
+	check "guest a: rping server on vhca0, client vhca0 in b" \
+		rp -s 10.76.1.1
+	check "guest a: rdma_server on vhca0, rdma_client vhca0 in b" \
+		timeout 120 rdma_server
+	check "guest a: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
+	check "guest a: RC server on a lossy link" rc vhca0
+	check "guest a: rping server on a lossy link" rp -s 10.76.1.1
+	check "guest a: ib_write_bw server on a lossy link" \
+		pt ib_write_bw vhca0 -n 50
+	check "guest a: ib_read_bw server on a lossy link" \
+		pt ib_read_bw vhca0 -n 50
+	check "guest a: netem dropped packets" test "$(netem_drops)" -gt 0
+	check "guest a: netem off" lossy off
 	check "guest a: UD server on vhca0, client rxe0 in b" ud vhca0
 	check "guest a: UD client on vhca0, server rxe0 in b" \
 		retry ud vhca0 10.76.1.2
@@ -95,6 +143,20 @@ if [ "$VHCA_GUEST" = a ]; then
 		ucw vhca0
 	check "guest a: UC WRITE client on vhca0, server rxe0 in b" \
 		retry ucw vhca0 10.76.1.2
+	check "guest a: RC server on vhca0, client rxe0 in b" rc vhca0
+	check "guest a: RC client on vhca0, server rxe0 in b" \
+		retry rc vhca0 10.76.1.2
+	check "guest a: SRQ server on vhca0, client rxe0 in b" srq vhca0
+	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
+		check "guest a: $prog server on vhca0, client rxe0 in b" \
+			pt $prog vhca0
+		check "guest a: $prog client on vhca0, server rxe0 in b" \
+			retry pt $prog vhca0 10.76.1.2
+	done
+	check "guest a: rping server on vhca0, client rxe0 in b" \
+		rp -s 10.76.1.1
+	check "guest a: rping client on vhca0, server rxe0 in b" \
+		retry rp -c 10.76.1.2
 	check "guest a: udaddy server on vhca0, client rxe0 in b" \
 		timeout 90 udaddy
 	# b sent 5 datagrams of garbage and one too short before its tests
@@ -121,6 +183,29 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		retry uc vhca0 10.76.1.1
 	check "guest b: UC WRITE client on vhca0, server vhca0 in a" \
 		retry ucw vhca0 10.76.1.1
+	check "guest b: RC client on vhca0, server vhca0 in a" \
+		retry rc vhca0 10.76.1.1
+	check "guest b: SRQ client on vhca0, server vhca0 in a" \
+		retry srq vhca0 10.76.1.1
+	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
+		check "guest b: $prog client on vhca0, server vhca0 in a" \
+			retry pt $prog vhca0 10.76.1.1
+	done
+	check "guest b: rping client on vhca0 (data checked), server vhca0 in a" \
+		retry rp -c 10.76.1.1
+	check "guest b: rdma_client on vhca0, rdma_server vhca0 in a" \
+		retry timeout 20 rdma_client -s 10.76.1.1
+	check "guest b: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
+	check "guest b: RC client on a lossy link (data checked)" \
+		retry rc vhca0 10.76.1.1
+	check "guest b: rping client on a lossy link (data checked)" \
+		retry rp -c 10.76.1.1
+	check "guest b: ib_write_bw client on a lossy link" \
+		retry pt ib_write_bw vhca0 -n 50 10.76.1.1
+	check "guest b: ib_read_bw client on a lossy link" \
+		retry pt ib_read_bw vhca0 -n 50 10.76.1.1
+	check "guest b: netem dropped packets" test "$(netem_drops)" -gt 0
+	check "guest b: netem off" lossy off
 	rdma link del vhca0
 	check "guest b: rxe0 on eth1 (vhca released UDP 4791)" \
 		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
@@ -136,6 +221,21 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	check "guest b: UC WRITE client on rxe0, server vhca0 in a" \
 		retry ucw rxe0 10.76.1.1
 	check "guest b: UC WRITE server on rxe0, client vhca0 in a" ucw rxe0
+	check "guest b: RC client on rxe0, server vhca0 in a" \
+		retry rc rxe0 10.76.1.1
+	check "guest b: RC server on rxe0, client vhca0 in a" rc rxe0
+	check "guest b: SRQ client on rxe0, server vhca0 in a" \
+		retry srq rxe0 10.76.1.1
+	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
+		check "guest b: $prog client on rxe0, server vhca0 in a" \
+			retry pt $prog rxe0 10.76.1.1
+		check "guest b: $prog server on rxe0, client vhca0 in a" \
+			pt $prog rxe0
+	done
+	check "guest b: rping client on rxe0 (data checked), server vhca0 in a" \
+		retry rp -c 10.76.1.1
+	check "guest b: rping server on rxe0, client vhca0 in a" \
+		rp -s 10.76.1.2
 	check "guest b: udaddy client on rxe0, server vhca0 in a" \
 		retry timeout 20 udaddy -s 10.76.1.1
 	check "guest b: tell a we are done" \

@@ -1,0 +1,740 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The RC requester on the wire: go-back-N, as the IBA has it.
+ *
+ * A WQE leaves in packets of the path MTU with consecutive PSNs (a READ
+ * request takes as many PSNs as its response has packets) and stays in
+ * the send ring until the responder acknowledges it: the WQEs from
+ * sq_cons up to req.next are on the wire, at most VHCA_RC_WINDOW of them.
+ * What the requester needs to complete them is kept in req.fl; to send
+ * one again, or to place a READ response, its slot is copied out of the
+ * ring and checked again, like any WQE.
+ *
+ * Responses arrive in softirq and are queued to the QP (vhca_rc_response);
+ * the QP's work takes them under qp->lock, completes WQEs in order and
+ * then sends what it may.  An ACK completes every SEND and WRITE up to its
+ * PSN; a READ or atomic completes with its responses, which are placed
+ * into it as they come even while an older one waits (completion is in
+ * order).  A gap in a READ's responses asks for the rest of that READ
+ * again, once per gap.  A sequence NAK or a
+ * timeout goes back to the oldest WQE not complete and sends from there,
+ * retry_cnt times at most; an RNR NAK waits out the responder's timer,
+ * rnr_retry times at most; the other NAKs fail the WQE and the QP.
+ */
+#include <linux/unaligned.h>
+
+#include "vhca.h"
+
+#define VHCA_RC_FL_MASK		(VHCA_RC_WINDOW - 1)
+/* Packets on the wire at most, unless one WQE has more. */
+#define VHCA_RC_MAX_PKTS	256
+/* Ask for an ACK at least this often within a long message. */
+#define VHCA_RC_ACKREQ_EVERY	32
+/* Responses one QP may have waiting for its work. */
+#define VHCA_RC_RXQ_MAX		1024
+
+static_assert((VHCA_RC_WINDOW & VHCA_RC_FL_MASK) == 0);
+static_assert(sizeof(struct vhca_rc_cb) <= sizeof_field(struct sk_buff, cb));
+
+static struct vhca_rc_cb *vhca_rc_cb(struct sk_buff *skb)
+{
+	return (struct vhca_rc_cb *)skb->cb;
+}
+
+static void vhca_rc_timer(struct timer_list *t)
+{
+	struct vhca_qp *qp = from_timer(qp, t, req.timer);
+
+	WRITE_ONCE(qp->req.timed_out, true);
+	vhca_qp_kick(qp);
+}
+
+/**
+ * vhca_rc_req_init() - set up an RC QP's requester
+ * @qp: a new RC QP
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vhca_rc_req_init(struct vhca_qp *qp)
+{
+	qp->req.fl = kcalloc(VHCA_RC_WINDOW, sizeof(*qp->req.fl), GFP_KERNEL);
+	if (!qp->req.fl)
+		return -ENOMEM;
+	timer_setup(&qp->req.timer, vhca_rc_timer, 0);
+	skb_queue_head_init(&qp->req.rxq);
+	return 0;
+}
+
+/**
+ * vhca_rc_req_destroy() - tear down an RC QP's requester
+ * @qp: the QP, no longer findable by QPN (after a grace period), and
+ *	with its work cancelled
+ */
+void vhca_rc_req_destroy(struct vhca_qp *qp)
+{
+	if (!qp->req.fl)
+		return;
+	timer_shutdown_sync(&qp->req.timer);
+	skb_queue_purge(&qp->req.rxq);
+	kfree(qp->req.fl);
+	qp->req.fl = NULL;
+}
+
+/**
+ * vhca_rc_req_reset() - forget what was on the wire
+ * @qp: the QP, its send ring just flushed or reset; caller holds qp->lock
+ */
+void vhca_rc_req_reset(struct vhca_qp *qp)
+{
+	qp->req.next = qp->sq_cons;
+	qp->req.reads = 0;
+	qp->req.retry_left = qp->attr.retry_cnt;
+	WRITE_ONCE(qp->req.timed_out, false);
+	del_timer(&qp->req.timer);
+	skb_queue_purge(&qp->req.rxq);
+}
+
+static bool vhca_rc_is_read(u8 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_READ;
+}
+
+static bool vhca_rc_is_atomic(u8 opcode)
+{
+	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* The retransmission timeout: 4.096 us * 2^timeout, 0 meaning never. */
+static unsigned long vhca_rc_timeout_jiffies(struct vhca_qp *qp)
+{
+	u8 t = qp->attr.timeout;
+
+	if (!t)
+		return 0;
+	/*
+	 * Not below 50 ms: a peer under emulation answers that slowly, and
+	 * a retransmission it did not need costs a retry.
+	 */
+	return max(usecs_to_jiffies((4096ULL << min_t(u8, t, 31)) / 1000),
+		   msecs_to_jiffies(50));
+}
+
+/* Go back to the oldest WQE not complete and send from there again. */
+static void vhca_rc_rewind(struct vhca_qp *qp)
+{
+	struct vhca_req *q = &qp->req;
+
+	if (qp->sq_cons == q->next)
+		return;
+	qp->attr.sq_psn = q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn;
+	q->next = qp->sq_cons;
+	q->reads = 0;
+	del_timer(&q->timer);	/* restarted when they have gone again */
+}
+
+/* Complete the oldest WQE on the wire: its slot goes back to the poster. */
+static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
+{
+	struct vhca_rc_wqe *e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
+	struct vhca_swqe w = { .wr_id = e->wr_id, .opcode = e->opcode };
+
+	if (vhca_rc_is_read(e->opcode) || vhca_rc_is_atomic(e->opcode))
+		qp->req.reads--;
+	/* the slot is free before the completion is visible, as locally */
+	vhca_sq_advance(qp);
+	if (status != IB_WC_SUCCESS || qp->sig_all ||
+	    (e->flags & VHCA_SWQE_F_SIGNALED))
+		vhca_send_done(qp, &w, status);
+	/* progress: the retry counts start again */
+	qp->req.retry_left = qp->attr.retry_cnt;
+	qp->rnr_left = qp->attr.rnr_retry;
+	if (status != IB_WC_SUCCESS)
+		vhca_qp_set_error(qp);
+}
+
+/*
+ * Place one READ response packet (or an atomic's original value) into the
+ * local SGEs of the WQE at SQ index @idx, at @off.  Returns false if the WQE no longer
+ * describes memory that can take it (the process rewrote its ring).
+ */
+static bool vhca_rc_place(struct vhca_qp *qp, u32 idx, const u8 *data,
+			  u32 off, u32 len)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vhca_seg src_seg = { .kbuf = data, .len = len };
+	struct vhca_cursor src = { .seg = &src_seg, .nseg = 1 }, dst;
+	struct vhca_swqe *w = vhca_sq_fetch_at(qp, idx);
+	unsigned int ns;
+	bool ok = false;
+	s64 room;
+
+	rcu_read_lock();
+	room = vhca_wqe_source(vdev, qp, w, qp->seg, &ns,
+			       IB_ACCESS_LOCAL_WRITE);
+	if (room >= 0 && !(w->flags & VHCA_SWQE_F_INLINE) &&
+	    off + len <= room) {
+		dst = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
+		vhca_cursor_skip(&dst, off);
+		vhca_copy(&dst, &src, len);
+		ok = true;
+	}
+	rcu_read_unlock();
+	return ok;
+}
+
+/* A NAK's code as the requester's completion status. */
+static u8 vhca_rc_nak_status(u8 code)
+{
+	switch (code) {
+	case VHCA_NAK_REM_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	case VHCA_NAK_REM_OP:
+		return IB_WC_REM_OP_ERR;
+	default:
+		return IB_WC_REM_INV_REQ_ERR;
+	}
+}
+
+/*
+ * An RNR NAK: wait out the responder's timer, then send from the NAKed
+ * WQE.  Returns true if the QP waits, false if it failed instead.
+ */
+static bool vhca_rc_rnr(struct vhca_qp *qp, u8 timer)
+{
+	static const u32 rnr_usecs[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
+		960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480,
+		30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
+		491520,
+	};
+
+	if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
+		vhca_rc_complete(qp, IB_WC_RNR_RETRY_EXC_ERR);
+		return false;
+	}
+	vhca_rc_rewind(qp);
+	del_timer(&qp->req.timer);
+	qp->rnr_wait = true;
+	mod_delayed_work(vhca_wq, &qp->sq_work,
+			 usecs_to_jiffies(rnr_usecs[timer & 31]));
+	return true;
+}
+
+/*
+ * A sequence NAK or a timeout: send again from the oldest WQE not
+ * complete, or fail it when the retries are spent.
+ */
+static void vhca_rc_retry(struct vhca_qp *qp)
+{
+	if (qp->sq_cons == qp->req.next)
+		return;
+	if (!qp->req.retry_left) {
+		vhca_rc_complete(qp, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->req.retry_left--;
+	vhca_rc_rewind(qp);
+}
+
+/* Whether @psn is one of @e's. */
+static bool vhca_rc_owns(const struct vhca_rc_wqe *e, u32 psn)
+{
+	s32 d = vhca_psn_diff(psn, e->psn);
+
+	return d >= 0 && d < e->npkts;
+}
+
+/*
+ * Complete, in order, what the responder has answered up to @psn: SENDs
+ * and WRITEs before it (@through: and the one ending at it), READs and
+ * atomics whose responses are all in.  Returns the oldest WQE left on the
+ * wire, or NULL.
+ */
+static struct vhca_rc_wqe *vhca_rc_advance(struct vhca_qp *qp, u32 psn,
+					   bool through)
+{
+	struct vhca_rc_wqe *e;
+	s32 d;
+
+	while (qp->sq_cons != qp->req.next && qp->state != IB_QPS_ERR) {
+		e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
+		if (vhca_rc_is_read(e->opcode) || vhca_rc_is_atomic(e->opcode)) {
+			if (e->got < e->npkts)
+				return e;
+		} else {
+			d = vhca_psn_diff(psn, e->psn + e->npkts - 1);
+			if (d < 0 || (!d && !through))
+				return e;
+		}
+		vhca_rc_complete(qp, e->status);
+	}
+	return NULL;
+}
+
+/* The SQ index of the WQE on the wire that @psn is one of, or -1. */
+static s64 vhca_rc_find(struct vhca_qp *qp, u32 psn)
+{
+	u32 idx;
+
+	for (idx = qp->sq_cons; idx != qp->req.next; idx++)
+		if (vhca_rc_owns(&qp->req.fl[idx & VHCA_RC_FL_MASK], psn))
+			return idx;
+	return -1;
+}
+
+/*
+ * A READ response packet went missing (a later one came): ask for the
+ * rest of the READ again, from the first byte not placed.  The responder
+ * answers it as a duplicate.  Once per gap, so the later packets still
+ * on their way do not each ask again.
+ */
+static void vhca_rc_read_rest(struct vhca_qp *qp, u32 idx,
+			      struct vhca_rc_wqe *e)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	u32 mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp));
+	const struct vhca_swqe *w = vhca_sq_fetch_at(qp, idx);
+	struct vhca_tx_hdr h = {
+		.opcode = VHCA_OP_RC | VHCA_OP_READ_REQ,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = (e->psn + e->got) & VHCA_BTH_PSN_MASK,
+		.ackreq = true,
+		.has_reth = true,
+		.va = w->rdma.remote_addr + (u64)e->got * mtu,
+		.rkey = w->rdma.rkey,
+		.dmalen = e->len - e->got * mtu,
+	};
+	struct sk_buff *skb;
+	struct vhca_av av;
+	u8 *payload;
+
+	e->asked = e->got;
+	if (vhca_av_from_ah(&qp->attr.ah_attr, &av))
+		return;
+	skb = vhca_net_alloc(vdev, &h, 0, &payload);
+	if (skb)	/* else lost: the timer asks */
+		vhca_net_send(vdev, skb, &av, qp->ibqp.qp_num);
+}
+
+/* A READ response packet: placed into its READ, which need not be the oldest. */
+static void vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vhca_rc_cb *cb = vhca_rc_cb(skb);
+	u32 mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp));
+	bool end = cb->op == VHCA_OP_READ_RESP_LAST ||
+		   cb->op == VHCA_OP_READ_RESP_ONLY;
+	struct vhca_rc_wqe *e;
+	s64 idx = vhca_rc_find(qp, cb->psn);
+	u32 off;
+	s32 d;
+
+	if (idx < 0) {
+		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
+		return;
+	}
+	e = &qp->req.fl[idx & VHCA_RC_FL_MASK];
+	if (!vhca_rc_is_read(e->opcode)) {
+		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
+		return;
+	}
+	d = vhca_psn_diff(cb->psn, e->psn + e->got);
+	if (d < 0)
+		return;	/* a duplicate: placed already */
+	if (d > 0) {
+		if (e->asked != e->got)
+			vhca_rc_read_rest(qp, idx, e);
+		return;
+	}
+	off = e->got * mtu;
+	if (end ? off + cb->len != e->len || e->got != e->npkts - 1 :
+		  cb->len != mtu || e->got == e->npkts - 1) {
+		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+		return;
+	}
+	if (cb->len && !vhca_rc_place(qp, idx, skb->data + cb->off, off,
+				      cb->len)) {
+		/* the process rewrote its READ's SGEs: it fails */
+		e->status = IB_WC_LOC_PROT_ERR;
+		e->got = e->npkts;
+		return;
+	}
+	e->got++;
+	qp->req.retry_left = qp->attr.retry_cnt;	/* progress */
+}
+
+/*
+ * Act on one response from the wire.  Returns true if the QP must wait
+ * (an RNR NAK).  Caller holds qp->lock.
+ */
+static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
+{
+	struct vhca_rc_cb *cb = vhca_rc_cb(skb);
+	u8 syn = cb->aeth >> 24, type = syn & VHCA_AETH_TYPE_MASK;
+	struct vhca_rc_wqe *e;
+	s64 idx;
+
+	switch (cb->op) {
+	case VHCA_OP_READ_RESP_FIRST:
+	case VHCA_OP_READ_RESP_MIDDLE:
+	case VHCA_OP_READ_RESP_LAST:
+	case VHCA_OP_READ_RESP_ONLY:
+		vhca_rc_read_resp(qp, skb);
+		vhca_rc_advance(qp, cb->psn, false);
+		return false;
+	case VHCA_OP_ATOMIC_ACK:
+		idx = vhca_rc_find(qp, cb->psn);
+		e = idx < 0 ? NULL : &qp->req.fl[idx & VHCA_RC_FL_MASK];
+		if (e && vhca_rc_is_atomic(e->opcode) && !e->got) {
+			u8 orig[8];
+
+			/* the requester's memory order is the host's */
+			memcpy(orig, &cb->orig, sizeof(orig));
+			if (!vhca_rc_place(qp, idx, orig, 0, sizeof(orig)))
+				e->status = IB_WC_LOC_PROT_ERR;
+			e->got = 1;
+		}
+		vhca_rc_advance(qp, cb->psn, false);
+		return false;
+	}
+
+	/* An ACK or a NAK: everything before its PSN has arrived. */
+	if (type == VHCA_AETH_ACK) {
+		vhca_rc_advance(qp, cb->psn, true);
+		return false;
+	}
+	e = vhca_rc_advance(qp, cb->psn, false);
+	if (!e || !vhca_rc_owns(e, cb->psn))
+		return false;	/* stale, or behind a READ still coming */
+	if (type == VHCA_AETH_RNR_NAK)
+		return vhca_rc_rnr(qp, syn);
+	if (type != VHCA_AETH_NAK)
+		return false;	/* reserved */
+	if ((syn & 0x1f) == VHCA_NAK_PSN_SEQ)
+		vhca_rc_retry(qp);
+	else
+		vhca_rc_complete(qp, vhca_rc_nak_status(syn & 0x1f));
+	return false;
+}
+
+/*
+ * Send WQE @w (SQ index q->next) from its first packet, and remember it.
+ * Returns an IB_WC_* status for a WQE that cannot go (it is not sent).
+ */
+static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vhca_rc_wqe *e = &qp->req.fl[qp->req.next & VHCA_RC_FL_MASK];
+	bool rd = vhca_rc_is_read(w->opcode), at = vhca_rc_is_atomic(w->opcode);
+	bool write = w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
+		     w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = w->opcode == IB_UVERBS_WR_SEND_WITH_INV;
+	u32 mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp)), off = 0, n, i;
+	struct vhca_seg *sseg = qp->seg;
+	struct vhca_cursor src, dst;
+	struct vhca_tx_hdr h = {
+		.dqpn = qp->attr.dest_qp_num,
+		.va = w->rdma.remote_addr,
+		.rkey = w->rdma.rkey,
+	};
+	struct vhca_seg out;
+	struct sk_buff *skb;
+	struct vhca_av av;
+	unsigned int ns;
+	s64 len;
+
+	if (vhca_av_from_ah(&qp->attr.ah_attr, &av))
+		return IB_WC_LOC_QP_OP_ERR;
+	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
+			      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
+	if (len < 0)
+		return -len;
+	if (at && (len != sizeof(u64) || (w->flags & VHCA_SWQE_F_INLINE)))
+		return IB_WC_LOC_LEN_ERR;
+
+	*e = (struct vhca_rc_wqe){
+		.wr_id = w->wr_id,
+		.psn = qp->attr.sq_psn,
+		.asked = U32_MAX,
+		.status = IB_WC_SUCCESS,
+		.len = len,
+		.opcode = w->opcode,
+		.flags = w->flags,
+	};
+	if (rd || at) {
+		e->npkts = at || !len ? 1 : DIV_ROUND_UP(len, mtu);
+		h.opcode = VHCA_OP_RC |
+			   (rd ? VHCA_OP_READ_REQ :
+			    w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ?
+			    VHCA_OP_CMP_SWAP : VHCA_OP_FETCH_ADD);
+		h.psn = e->psn;
+		h.ackreq = true;
+		if (rd) {
+			h.has_reth = true;
+			h.dmalen = len;
+		} else {
+			h.has_atomic = true;
+			h.va = w->atomic.remote_addr;
+			h.rkey = w->atomic.rkey;
+			if (w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP) {
+				h.swap = w->atomic.swap;
+				h.compare = w->atomic.compare_add;
+			} else {
+				h.swap = w->atomic.compare_add;
+			}
+		}
+		skb = vhca_net_alloc(vdev, &h, 0, &out.kdst);
+		if (skb)	/* else lost: the timer sends it again */
+			vhca_net_send(vdev, skb, &av, qp->ibqp.qp_num);
+		qp->req.reads++;
+		goto sent;
+	}
+
+	e->npkts = len ? DIV_ROUND_UP(len, mtu) : 1;
+	h.dmalen = len;
+	h.imm = inv ? cpu_to_be32(w->ex) : (__force __be32)w->ex;
+	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
+	for (i = 0; i < e->npkts; i++) {
+		bool first = !i, last = i == e->npkts - 1;
+
+		n = min_t(u32, len - off, mtu);
+		h.opcode = VHCA_OP_RC | vhca_conn_op(write, first, last, imm);
+		if (inv && last)
+			h.opcode = VHCA_OP_RC | (first ? VHCA_OP_SEND_ONLY_INV :
+						 VHCA_OP_SEND_LAST_INV);
+		h.psn = (e->psn + i) & VHCA_BTH_PSN_MASK;
+		h.ackreq = last || !((i + 1) % VHCA_RC_ACKREQ_EVERY);
+		h.se = last && (w->flags & VHCA_SWQE_F_SOLICITED);
+		h.has_reth = write && first;
+		h.has_imm = (imm || inv) && last;
+		skb = vhca_net_alloc(vdev, &h, n, &out.kdst);
+		if (!skb)
+			break;	/* lost: the timer sends it again */
+		out.len = n;
+		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
+		vhca_copy(&dst, &src, n);
+		vhca_net_send(vdev, skb, &av, qp->ibqp.qp_num);
+		off += n;
+	}
+sent:
+	qp->attr.sq_psn = (e->psn + e->npkts) & VHCA_BTH_PSN_MASK;
+	qp->req.next++;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * Whether the WQE at q->next may go now.  A READ or atomic beyond
+ * max_rd_atomic, a fenced WQE behind a READ or atomic, and a local
+ * operation behind anything wait for what is on the wire.
+ */
+static bool vhca_rc_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
+{
+	struct vhca_req *q = &qp->req;
+
+	if (q->next - qp->sq_cons >= VHCA_RC_WINDOW)
+		return false;
+	/* bounded in packets too: go-back-N sends them all again */
+	if (q->next != qp->sq_cons &&
+	    vhca_psn_diff(qp->attr.sq_psn,
+			  q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn) >=
+	    VHCA_RC_MAX_PKTS)
+		return false;
+	if ((vhca_rc_is_read(w->opcode) || vhca_rc_is_atomic(w->opcode)) &&
+	    q->reads >= max_t(u8, qp->attr.max_rd_atomic, 1))
+		return false;
+	if ((w->flags & VHCA_SWQE_F_FENCE) && q->reads)
+		return false;
+	if (w->opcode == IB_UVERBS_WR_LOCAL_INV ||
+	    w->opcode == VHCA_WR_REG_MR)
+		return qp->sq_cons == q->next;
+	return true;
+}
+
+/* A local operation, or a WQE that failed before it left: done here. */
+static void vhca_rc_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+
+	if (w->opcode == IB_UVERBS_WR_LOCAL_INV) {
+		rcu_read_lock();
+		status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
+			 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
+		rcu_read_unlock();
+	} else if (w->opcode == VHCA_WR_REG_MR) {
+		rcu_read_lock();
+		status = qp->ibqp.uobject ? IB_WC_LOC_QP_OP_ERR :
+			 vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
+					  w->reg.iova, w->reg.length,
+					  w->reg.access, w->reg.page_shift);
+		rcu_read_unlock();
+	}
+	qp->req.next++;
+	vhca_sq_advance(qp);
+	if (status != IB_WC_SUCCESS || qp->sig_all ||
+	    (w->flags & VHCA_SWQE_F_SIGNALED))
+		vhca_send_done(qp, w, status);
+	if (status != IB_WC_SUCCESS)
+		vhca_qp_set_error(qp);
+}
+
+/**
+ * vhca_rc_run() - run an RC QP's send ring to another host
+ * @qp: the QP, in RTS; caller holds qp->lock
+ * @budget: WQEs it may send
+ *
+ * Takes the responses that arrived, retransmits after a timeout or a
+ * sequence NAK, then sends what is posted as far as the window allows.
+ *
+ * Return: where it stopped; VHCA_SQ_BLOCKED while WQEs wait for
+ * responses, which kick the QP's work when they come.
+ */
+enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
+{
+	struct vhca_req *q = &qp->req;
+	enum vhca_sq_stop stop = VHCA_SQ_IDLE;
+	u32 cons = qp->sq_cons, prod;
+	unsigned long timeout;
+	struct vhca_swqe *w;
+	struct sk_buff *skb;
+	int status;
+
+	while ((skb = skb_dequeue(&q->rxq))) {
+		bool wait = vhca_rc_handle(qp, skb);
+
+		consume_skb(skb);
+		if (qp->state == IB_QPS_ERR)
+			return VHCA_SQ_IDLE;	/* and flushed */
+		if (wait)
+			return VHCA_SQ_WAIT;
+	}
+	if (READ_ONCE(q->timed_out)) {
+		WRITE_ONCE(q->timed_out, false);
+		vhca_rc_retry(qp);
+		if (qp->state == IB_QPS_ERR)
+			return VHCA_SQ_IDLE;
+	}
+
+	/* Acquire pairs with the provider's release of the producer. */
+	prod = smp_load_acquire(&qp->sq.hdr->producer);
+	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots) ||
+	    prod - qp->sq_cons < q->next - qp->sq_cons) {
+		vhca_qp_set_error(qp);
+		return VHCA_SQ_IDLE;
+	}
+	while (q->next != prod) {
+		if (!*budget) {
+			stop = VHCA_SQ_MORE;
+			break;
+		}
+		w = vhca_sq_fetch_at(qp, q->next);
+		if (!vhca_rc_may_send(qp, w)) {
+			stop = VHCA_SQ_BLOCKED;
+			break;
+		}
+		(*budget)--;
+		rcu_read_lock();
+		switch (w->opcode) {
+		case IB_UVERBS_WR_SEND:
+		case IB_UVERBS_WR_SEND_WITH_IMM:
+		case IB_UVERBS_WR_SEND_WITH_INV:
+		case IB_UVERBS_WR_RDMA_WRITE:
+		case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		case IB_UVERBS_WR_RDMA_READ:
+		case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+			status = vhca_rc_send(qp, w);
+			break;
+		case IB_UVERBS_WR_LOCAL_INV:
+		case VHCA_WR_REG_MR:
+			status = -1;
+			break;
+		default:
+			status = IB_WC_LOC_QP_OP_ERR;
+			break;
+		}
+		rcu_read_unlock();
+		if (status == IB_WC_SUCCESS)
+			continue;
+		/* completes in order: after what is on the wire */
+		if (qp->sq_cons != q->next) {
+			stop = VHCA_SQ_BLOCKED;
+			break;
+		}
+		vhca_rc_local(qp, w, status < 0 ? IB_WC_SUCCESS : status);
+		if (qp->state == IB_QPS_ERR)
+			return VHCA_SQ_IDLE;
+	}
+
+	/* The timer runs while anything is on the wire, from the last progress. */
+	timeout = vhca_rc_timeout_jiffies(qp);
+	if (qp->sq_cons == q->next)
+		del_timer(&q->timer);
+	else if (timeout && (cons != qp->sq_cons || !timer_pending(&q->timer)))
+		mod_timer(&q->timer, jiffies + timeout);
+	if (stop == VHCA_SQ_IDLE && qp->sq_cons != q->next)
+		stop = VHCA_SQ_BLOCKED;	/* responses will run it again */
+	return stop;
+}
+
+/**
+ * vhca_rc_response() - an RC response from the wire
+ * @vdev: the device it arrived on
+ * @skb: the packet, linear, its ICRC checked
+ * @bth: its BTH
+ *
+ * Queued for the QP's work with what its headers say in skb->cb.  Softirq
+ * context, under rcu_read_lock().
+ *
+ * Return: true if the skb was taken, false to have the caller drop it
+ * (counted here).
+ */
+bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
+		      const struct vhca_bth *bth)
+{
+	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
+	u32 hlen = sizeof(struct udphdr) + sizeof(*bth);
+	u8 op = bth->opcode & ~VHCA_OP_CLASS_MASK;
+	struct vhca_rc_cb cb = { .op = op };
+	const u8 *p = (const u8 *)(bth + 1);
+	struct vhca_qp *qp;
+
+	if (op != VHCA_OP_READ_RESP_MIDDLE) {
+		hlen += sizeof(struct vhca_aeth);
+		if (skb->len < hlen + VHCA_ICRC_SIZE)
+			goto bad;
+		cb.aeth = get_unaligned_be32(p);
+		p += sizeof(struct vhca_aeth);
+	}
+	if (op == VHCA_OP_ATOMIC_ACK) {
+		hlen += 8;
+		if (skb->len < hlen + VHCA_ICRC_SIZE)
+			goto bad;
+		cb.orig = get_unaligned_be64(p);
+	}
+	if (skb->len < hlen + pad + VHCA_ICRC_SIZE)
+		goto bad;
+	cb.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
+	cb.off = hlen;
+	cb.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
+
+	qp = xa_load(&vdev->qp_xa, ntohl(bth->qpn) & VHCA_BTH_QPN_MASK);
+	if (!qp || !qp->req.fl || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
+		return false;
+	}
+	if (skb_queue_len_lockless(&qp->req.rxq) >= VHCA_RC_RXQ_MAX) {
+		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
+		return false;
+	}
+	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
+	*vhca_rc_cb(skb) = cb;
+	skb_queue_tail(&qp->req.rxq, skb);
+	vhca_qp_kick(qp);
+	return true;
+bad:
+	vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+	return false;
+}
