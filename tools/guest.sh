@@ -6,12 +6,15 @@
 # finds it) and the provider installed, run one command in it and return its
 # output and exit status.
 #
-#   tools/guest.sh [--nic2] [--peer 'CMD'] [--timeout S] CMD...
+#   tools/guest.sh [--nic2] [--peer 'CMD'] [--udp] [--timeout S] CMD...
 #
 # CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
 # virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
 # guest running its own CMD whose eth1 shares that link (VHCA_GUEST is "a" in
-# the first guest and "b" in the peer).
+# the first guest and "b" in the peer).  The link is a TCP stream between
+# the two qemus, which loses nothing but delays a burst of small frames by
+# Nagle's algorithm against delayed ACKs (40 ms); --udp makes it UDP
+# datagrams, prompt but lossy when a qemu falls behind (for benchmarks).
 #
 # Exit status: 0 when every CMD succeeded; 1 when a CMD failed; 2 when a
 # guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN or hung-task
@@ -21,11 +24,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-nic2=0 peer= timeout=600
+nic2=0 peer= timeout=600 udp=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--nic2) nic2=1 ;;
 	--peer) peer=$2; nic2=1; shift ;;
+	--udp) udp=1 ;;
 	--timeout) timeout=$2; shift ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
@@ -33,7 +37,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -gt 0 ] || die "usage: tools/guest.sh [--nic2] [--peer CMD] [--timeout S] CMD..."
+[ $# -gt 0 ] || die "usage: tools/guest.sh [--nic2] [--peer CMD] [--udp] [--timeout S] CMD..."
 
 kver=$(vhca_kver)
 kimg="$VHCA_CACHE/kernel/$kver"
@@ -101,8 +105,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=
+port= port2=
 [ "$nic2" = 0 ] || port=$(free_port)
+[ "$udp" = 0 ] || port2=$(free_port)
 
 # start_guest NAME CMD LINKMODE: LINKMODE is listen, connect or none
 start_guest() {
@@ -122,9 +127,11 @@ start_guest() {
 		-netdev user,id=n0,restrict=on
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:$mac:00"
 	)
-	case $link in
-	listen) args+=(-netdev "socket,id=n1,listen=127.0.0.1:$port") ;;
-	connect) args+=(-netdev "socket,id=n1,connect=127.0.0.1:$port") ;;
+	case $udp,$link in
+	0,listen) args+=(-netdev "socket,id=n1,listen=127.0.0.1:$port") ;;
+	0,connect) args+=(-netdev "socket,id=n1,connect=127.0.0.1:$port") ;;
+	1,listen) args+=(-netdev "socket,id=n1,udp=127.0.0.1:$port2,localaddr=127.0.0.1:$port") ;;
+	1,connect) args+=(-netdev "socket,id=n1,udp=127.0.0.1:$port,localaddr=127.0.0.1:$port2") ;;
 	esac
 	[ "$link" = none ] ||
 		args+=(-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:$mac:01")
@@ -162,6 +169,7 @@ boot() {
 			# qemu's listen socket exists once guest a is up;
 			# connect may race it, so wait for the port first.
 			for _ in $(seq 100); do
+				[ "$udp" = 0 ] || break
 				(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
 					break
 				sleep 0.1
@@ -194,6 +202,7 @@ if boot_died; then
 	echo "vhca-guest: a guest's kernel died while booting, before its job; booting again. Its console:"
 	grep -E -A3 "Oops|RIP" "$work"/*/console | head -n 12
 	[ "$nic2" = 0 ] || port=$(free_port)
+	[ "$udp" = 0 ] || port2=$(free_port)
 	rm -rf "$work"/a "$work"/b
 	boot "$@"
 fi
