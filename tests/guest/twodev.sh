@@ -19,16 +19,25 @@ sleep 1
 # its client on CLIENT_DEV; each uses its device's GID 0 (IPv6 link-local,
 # from its own veth's MAC), so the DGIDs name the other device
 srv_cli() {
-	local sd=$1 cd=$2 g=$3 prog=$4 srv
+	local sd=$1 cd=$2 g=$3 prog=$4 srv cli p
 	shift 4
 	"$prog" -d "$sd" "$g" 0 "$@" >/tmp/server.log 2>&1 &
 	srv=$!
 	sleep 2
-	if timeout 120 "$prog" -d "$cd" "$g" 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &&
-		wait $srv; then
+	"$prog" -d "$cd" "$g" 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &
+	cli=$!
+	for _ in $(seq 120); do kill -0 $cli 2>/dev/null || break; sleep 1; done
+	if ! kill -0 $cli 2>/dev/null && wait $cli && wait $srv; then
 		return 0
 	fi
-	kill $srv 2>/dev/null
+	# a hang: where both ends wait, while they still do, and the QPs
+	for p in $srv $cli; do
+		echo "pid $p $(cat /proc/$p/wchan 2>/dev/null)"
+		cat /proc/$p/task/*/stack 2>/dev/null
+	done
+	rdma res show qp 2>/dev/null | grep vhca
+	kill $srv $cli 2>/dev/null
+	wait $srv $cli 2>/dev/null
 	tail -n 5 /tmp/server.log /tmp/client.log
 	return 1
 }
