@@ -242,7 +242,9 @@ struct vhca_rc_wqe {
  * @next: the SQ index of the next WQE to transmit; those from sq_cons up
  *	to it are on the wire, and their slots stay the kernel's
  * @reads: READs and atomics among them
- * @retry_left: timeouts and sequence NAKs left before RETRY_EXC_ERR
+ * @retry_left: timeouts and sequence NAKs in a row, without the responder
+ *	acknowledging a later PSN, left before RETRY_EXC_ERR
+ * @acked: the latest PSN an ACK or NAK said everything before had arrived
  * @timed_out: the timer fired; the work retransmits
  * @timer: the retransmission timer
  * @rxq: responses from the wire, for the QP's work
@@ -252,6 +254,7 @@ struct vhca_req {
 	u32 next;
 	unsigned int reads;
 	unsigned int retry_left;
+	u32 acked;
 	bool timed_out;
 	struct timer_list timer;
 	struct sk_buff_head rxq;

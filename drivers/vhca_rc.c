@@ -399,7 +399,16 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 		return false;
 	}
 
-	/* An ACK or a NAK: everything before its PSN has arrived. */
+	/*
+	 * An ACK or a NAK: everything before its PSN has arrived.  If that
+	 * is further than before, the responder made progress, even inside
+	 * one long WQE: the retries start again.
+	 */
+	if (qp->sq_cons != qp->req.next &&
+	    vhca_psn_diff(cb->psn, qp->req.acked) > 0) {
+		qp->req.acked = cb->psn;
+		qp->req.retry_left = qp->attr.retry_cnt;
+	}
 	if (type == VHCA_AETH_ACK) {
 		vhca_rc_advance(qp, cb->psn, true);
 		return false;
@@ -455,6 +464,8 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	if (at && (len != sizeof(u64) || (w->flags & VHCA_SWQE_F_INLINE)))
 		return IB_WC_LOC_LEN_ERR;
 
+	if (qp->req.next == qp->sq_cons)	/* nothing else on the wire */
+		qp->req.acked = (qp->attr.sq_psn - 1) & VHCA_BTH_PSN_MASK;
 	*e = (struct vhca_rc_wqe){
 		.wr_id = w->wr_id,
 		.psn = qp->attr.sq_psn,
