@@ -267,7 +267,6 @@ struct vhca_req {
  * @epsn: the PSN expected next
  * @msn: RC: messages completed, for the AETH
  * @nak_sent: RC: a sequence NAK went for @epsn; no second one
- * @av: RC: where replies go (the QP's AV)
  * @atomic: RC: the last VHCA_RC_ATOMIC_RES atomics' results, by PSN
  * @atomic_next: the slot of @atomic to use next
  * @closed: the QP entered ERR: no WQE is taken until it is reset
@@ -288,7 +287,6 @@ struct vhca_resp {
 	u32 epsn;
 	u32 msn;
 	bool nak_sent;
-	struct vhca_av av;
 	struct vhca_atomic_res *atomic;
 	unsigned int atomic_next;
 	bool closed;
@@ -332,6 +330,9 @@ struct vhca_resp {
  *	QP's own work moves it to the error state
  * @sq_post_lock: a kernel QP's send producer index
  * @rq_post_lock: a kernel QP's receive producer index
+ * @av: a connected QP's address vector on the wire, from its ah_attr;
+ *	written under both qp->lock and resp.lock, so the requester and the
+ *	responder each read it under their own
  * @resp: a UC or RC QP's responder, for messages arriving from the wire
  * @req: an RC QP's requester on the wire
  */
@@ -357,6 +358,7 @@ struct vhca_qp {
 	bool err_pending;
 	spinlock_t sq_post_lock;	/* sq producer of a kernel QP */
 	spinlock_t rq_post_lock;	/* rq producer of a kernel QP */
+	struct vhca_av av;
 	struct vhca_resp resp;
 	struct vhca_req req;
 };
@@ -550,6 +552,7 @@ struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx);
 u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
 		u64 swap);
 void vhca_cursor_skip(struct vhca_cursor *c, u32 n);
+unsigned long vhca_rnr_jiffies(u8 timer);
 void vhca_sq_advance(struct vhca_qp *qp);
 
 /* Where a run of the send ring stopped. */
@@ -565,9 +568,18 @@ int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 const struct vhca_swqe *w, struct vhca_seg *sseg,
 		 unsigned int ns, u32 len);
 u8 vhca_conn_op(bool write, bool first, bool last, bool imm);
-enum ib_mtu vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp);
+u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp);
+u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
+		   const struct vhca_swqe *w, struct vhca_cursor *src, u32 len,
+		   u32 psn);
 
 /* vhca_rc.c: the RC requester on the wire */
+/* An RC QP whose peer is on another host: vhca_rc.c runs its send ring. */
+static inline bool vhca_rc_on_wire(const struct vhca_qp *qp)
+{
+	return qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX;
+}
+
 int vhca_rc_req_init(struct vhca_qp *qp);
 void vhca_rc_req_destroy(struct vhca_qp *qp);
 void vhca_rc_req_reset(struct vhca_qp *qp);

@@ -24,62 +24,101 @@ u8 vhca_conn_op(bool write, bool first, bool last, bool imm)
 	return write ? VHCA_OP_WRITE_MIDDLE : VHCA_OP_SEND_MIDDLE;
 }
 
-/* Packets no larger than the path MTU, nor than the netdev can carry. */
-enum ib_mtu vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
+/*
+ * Bytes per packet: the path MTU, but no more than the netdev carries
+ * (modify_qp makes path_mtu at least 256 before RTR).
+ */
+u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
 {
-	return min(READ_ONCE(qp->attr.path_mtu), READ_ONCE(vdev->active_mtu));
+	enum ib_mtu mtu = min(READ_ONCE(qp->attr.path_mtu),
+			      READ_ONCE(vdev->active_mtu));
+
+	return ib_mtu_enum_to_int(max(mtu, IB_MTU_256));
+}
+
+/* Ask for an ACK at least this often within a long RC message. */
+#define VHCA_RC_ACKREQ_EVERY	32
+
+/**
+ * vhca_conn_xmit() - send a SEND or WRITE in packets of the path MTU
+ * @vdev: the sending device
+ * @qp: the sending UC or RC QP, with its AV and destination QPN
+ * @w: the WQE: its opcode, flags, immediate data or rkey to invalidate,
+ *	and remote address
+ * @src: its data
+ * @len: how many bytes
+ * @psn: the PSN of the first packet
+ *
+ * FIRST, MIDDLE, LAST or ONLY, with the RETH on a WRITE's first packet,
+ * the ImmDt (or IETH) on the last.  RC asks for an ACK on the last packet
+ * and on every VHCA_RC_ACKREQ_EVERY-th.  A packet that cannot be allocated
+ * is lost, as on a wire, and so are the ones after it: RC sends the WQE
+ * again, UC never knows.
+ *
+ * Return: how many PSNs the message takes.
+ */
+u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
+		   const struct vhca_swqe *w, struct vhca_cursor *src, u32 len,
+		   u32 psn)
+{
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool write = w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
+		     w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = w->opcode == IB_UVERBS_WR_SEND_WITH_INV;
+	u32 mtu = vhca_qp_mtu(vdev, qp), npkts = len ? DIV_ROUND_UP(len, mtu) : 1;
+	struct vhca_tx_hdr h = {
+		.dqpn = qp->attr.dest_qp_num,
+		.va = w->rdma.remote_addr,
+		.rkey = w->rdma.rkey,
+		.dmalen = len,
+		.imm = inv ? cpu_to_be32(w->ex) : (__force __be32)w->ex,
+	};
+	struct vhca_cursor dst;
+	struct vhca_seg out;
+	struct sk_buff *skb;
+	u32 i, n, off = 0;
+
+	for (i = 0; i < npkts; i++) {
+		bool first = !i, last = i == npkts - 1;
+
+		n = min(len - off, mtu);
+		h.opcode = (rc ? VHCA_OP_RC : VHCA_OP_UC) |
+			   vhca_conn_op(write, first, last, imm);
+		if (inv && last)
+			h.opcode = VHCA_OP_RC | (first ? VHCA_OP_SEND_ONLY_INV :
+						 VHCA_OP_SEND_LAST_INV);
+		h.psn = (psn + i) & VHCA_BTH_PSN_MASK;
+		h.ackreq = rc && (last || !((i + 1) % VHCA_RC_ACKREQ_EVERY));
+		h.se = last && (w->flags & VHCA_SWQE_F_SOLICITED);
+		h.has_reth = write && first;
+		h.has_imm = (imm || inv) && last;
+		skb = vhca_net_alloc(vdev, &h, n, &out.kdst);
+		if (!skb)
+			break;
+		out.len = n;
+		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
+		vhca_copy(&dst, src, n);
+		vhca_net_send(vdev, skb, &qp->av, qp->ibqp.qp_num);
+		off += n;
+	}
+	return npkts;
 }
 
 /*
- * A UC SEND or WRITE to a QP on another host: the message in packets of
- * the path MTU, each with the next PSN.  UC is unacknowledged: the WQE is
- * done when the last packet has left, and a lost packet is the
+ * A UC SEND or WRITE to a QP on another host.  UC is unacknowledged: the
+ * WQE is done when its last packet has left, and a lost packet is the
  * responder's to notice.
  */
 int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 const struct vhca_swqe *w, struct vhca_seg *sseg,
 		 unsigned int ns, u32 len)
 {
-	bool write = w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
-		     w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
-		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	int mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp));
-	u32 off = 0, n;
-	struct vhca_cursor src = { .seg = sseg, .nseg = ns }, dst;
-	struct vhca_tx_hdr h = {
-		.dqpn = qp->attr.dest_qp_num,
-		.va = w->rdma.remote_addr,
-		.rkey = w->rdma.rkey,
-		.dmalen = len,
-		.imm = (__force __be32)w->ex,
-	};
-	struct vhca_seg out;
-	struct sk_buff *skb;
-	struct vhca_av av;
+	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
+	u32 npkts = vhca_conn_xmit(vdev, qp, w, &src, len, qp->attr.sq_psn);
 
-	if (mtu <= 0 || vhca_av_from_ah(&qp->attr.ah_attr, &av))
-		return IB_WC_LOC_QP_OP_ERR;
-	do {
-		bool first = !off, last;
-
-		n = min(len - off, (u32)mtu);
-		last = off + n == len;
-		h.opcode = VHCA_OP_UC | vhca_conn_op(write, first, last, imm);
-		h.psn = qp->attr.sq_psn;
-		qp->attr.sq_psn = (qp->attr.sq_psn + 1) & VHCA_BTH_PSN_MASK;
-		h.se = last && (w->flags & VHCA_SWQE_F_SOLICITED);
-		h.has_reth = write && first;
-		h.has_imm = imm && last;
-		skb = vhca_net_alloc(vdev, &h, n, &out.kdst);
-		if (!skb)
-			return IB_WC_SUCCESS;	/* lost: UC never knows */
-		out.len = n;
-		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
-		vhca_copy(&dst, &src, n);
-		vhca_net_send(vdev, skb, &av, qp->ibqp.qp_num);
-		off += n;
-	} while (off < len);
+	qp->attr.sq_psn = (qp->attr.sq_psn + npkts) & VHCA_BTH_PSN_MASK;
 	return IB_WC_SUCCESS;
 }
 
@@ -206,7 +245,7 @@ static void vhca_rc_ack(struct vhca_dev *vdev, struct vhca_qp *qp, u8 op,
 
 	skb = vhca_net_alloc(vdev, &h, 0, &payload);
 	if (skb)	/* else lost: the requester asks again */
-		vhca_net_send(vdev, skb, &qp->resp.av, qp->ibqp.qp_num);
+		vhca_net_send(vdev, skb, &qp->av, qp->ibqp.qp_num);
 }
 
 static void vhca_rc_nak(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
@@ -223,7 +262,7 @@ static void vhca_rc_nak(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
 static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 			const struct vhca_conn_msg *m, u32 *npkts)
 {
-	u32 mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp));
+	u32 mtu = vhca_qp_mtu(vdev, qp);
 	struct vhca_cursor src, dst;
 	struct vhca_mr *mr = NULL;
 	struct vhca_seg seg, out;
@@ -264,7 +303,7 @@ static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 		out.len = k;
 		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
 		vhca_copy(&dst, &src, k);
-		vhca_net_send(vdev, skb, &qp->resp.av, qp->ibqp.qp_num);
+		vhca_net_send(vdev, skb, &qp->av, qp->ibqp.qp_num);
 		off += k;
 	}
 	return -1;

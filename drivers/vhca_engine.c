@@ -35,6 +35,12 @@ static const u32 vhca_rnr_usecs[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
+/* The wait an RNR NAK's (or min_rnr_timer's) 5-bit timer field asks for. */
+unsigned long vhca_rnr_jiffies(u8 timer)
+{
+	return usecs_to_jiffies(vhca_rnr_usecs[timer & 31]);
+}
+
 /* Copy @len bytes from @src to @dst; both have at least that much. */
 void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
 {
@@ -759,7 +765,7 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 	}
 	if (qp->state != IB_QPS_RTS)
 		return VHCA_SQ_IDLE;	/* posted WQEs wait for RTS */
-	if (qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX)
+	if (vhca_rc_on_wire(qp))
 		return vhca_rc_run(qp, budget);	/* RC to another host */
 
 	/* Acquire pairs with the provider's release of the producer. */
@@ -817,7 +823,7 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 
 		if (status == VHCA_RNR) {
 			struct vhca_qp *peer;
-			u32 us = vhca_rnr_usecs[0];
+			u8 timer = 0;
 
 			if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
 				status = IB_WC_RNR_RETRY_EXC_ERR;
@@ -826,12 +832,12 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 				peer = vhca_qp_find(vdev, READ_ONCE(qp->dst_dev),
 						    qp->attr.dest_qp_num);
 				if (peer)
-					us = vhca_rnr_usecs[peer->attr.min_rnr_timer & 31];
+					timer = peer->attr.min_rnr_timer;
 				rcu_read_unlock();
 				/* even over a kick queued meanwhile */
 				qp->rnr_wait = true;
 				mod_delayed_work(vhca_wq, &qp->sq_work,
-						 usecs_to_jiffies(us));
+						 vhca_rnr_jiffies(timer));
 				if (READ_ONCE(qp->err_pending))
 					vhca_qp_kick_now(qp);
 				return VHCA_SQ_WAIT;
@@ -871,7 +877,7 @@ static void vhca_sq_set_active(struct vhca_qp *qp, bool active)
 /* The index of the next send WQE to run: RC on the wire runs ahead. */
 static u32 vhca_sq_next(struct vhca_qp *qp)
 {
-	if (qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX)
+	if (vhca_rc_on_wire(qp))
 		return qp->req.next;
 	return qp->sq_cons;
 }

@@ -178,6 +178,17 @@ static int vhca_qpn_alloc(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return err == -EBUSY ? -ENOMEM : err;
 }
 
+/* The engine's scratch, the responder's and the RC requester's state. */
+static void vhca_qp_free_bufs(struct vhca_qp *qp)
+{
+	vhca_rc_req_destroy(qp);
+	kfree(qp->resp.atomic);
+	kfree(qp->resp.seg);
+	kfree(qp->resp.wqe);
+	kfree(qp->seg);
+	kfree(qp->wqe);
+}
+
 /**
  * vhca_create_qp() - create an RC, UC, UD or (kernel) GSI QP
  * @ibqp: the QP the core allocated
@@ -307,12 +318,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_rings:
 	mutex_destroy(&qp->lock);
 err_buf:
-	vhca_rc_req_destroy(qp);
-	kfree(qp->resp.atomic);
-	kfree(qp->seg);
-	kfree(qp->resp.wqe);
-	kfree(qp->resp.seg);
-	kfree(qp->wqe);
+	vhca_qp_free_bufs(qp);
 	if (qp->rq.hdr)
 		vhca_uring_destroy(&qp->rq);
 err_sq:
@@ -367,6 +373,8 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 static int vhca_qp_check_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 			      int mask)
 {
+	struct vhca_av av;
+
 	if (mask & VHCA_QP_UNSUPPORTED)
 		return -EOPNOTSUPP;
 	if ((mask & IB_QP_PORT) && attr->port_num != VHCA_PORT)
@@ -388,10 +396,9 @@ static int vhca_qp_check_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 	    (attr->qp_access_flags & ~(VHCA_QP_ACCESS | IB_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
 	if ((mask & IB_QP_AV) &&
-	    (!(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH) ||
-	     rdma_ah_get_port_num(&attr->ah_attr) != VHCA_PORT ||
-	     rdma_ah_read_grh(&attr->ah_attr)->sgid_index >= VHCA_GID_TBL_LEN))
-		return -EINVAL;	/* RoCE needs a GRH */
+	    (rdma_ah_get_port_num(&attr->ah_attr) != VHCA_PORT ||
+	     vhca_av_from_ah(&attr->ah_attr, &av)))
+		return -EINVAL;	/* RoCE needs a GRH and a source GID */
 	return 0;
 }
 
@@ -429,9 +436,9 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_AV) {
 		rdma_replace_ah_attr(&a->ah_attr, &attr->ah_attr);
 		WRITE_ONCE(qp->dst_dev, vhca_av_dst_dev(qp, &attr->ah_attr));
-		/* where an RC responder's replies go; checked by the core */
+		/* checked by vhca_qp_check_attr() */
 		spin_lock_irq(&qp->resp.lock);
-		vhca_av_from_ah(&attr->ah_attr, &qp->resp.av);
+		vhca_av_from_ah(&attr->ah_attr, &qp->av);
 		spin_unlock_irq(&qp->resp.lock);
 	}
 	if (mask & IB_QP_PATH_MTU)
@@ -563,14 +570,9 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (qp->req.fl)
 		timer_shutdown_sync(&qp->req.timer);	/* it kicks the work */
 	cancel_delayed_work_sync(&qp->sq_work);
-	vhca_rc_req_destroy(qp);
-	kfree(qp->resp.atomic);
 	vhca_qp_free_rings(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
-	kfree(qp->seg);
-	kfree(qp->resp.wqe);
-	kfree(qp->resp.seg);
-	kfree(qp->wqe);
+	vhca_qp_free_bufs(qp);
 	mutex_destroy(&qp->lock);
 	return 0;
 }

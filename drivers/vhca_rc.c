@@ -28,8 +28,6 @@
 #define VHCA_RC_FL_MASK		(VHCA_RC_WINDOW - 1)
 /* Packets on the wire at most, unless one WQE has more. */
 #define VHCA_RC_MAX_PKTS	256
-/* Ask for an ACK at least this often within a long message. */
-#define VHCA_RC_ACKREQ_EVERY	32
 /* Responses one QP may have waiting for its work. */
 #define VHCA_RC_RXQ_MAX		1024
 
@@ -67,14 +65,13 @@ int vhca_rc_req_init(struct vhca_qp *qp)
 
 /**
  * vhca_rc_req_destroy() - tear down an RC QP's requester
- * @qp: the QP, no longer findable by QPN (after a grace period), and
- *	with its work cancelled
+ * @qp: the QP, no longer findable by QPN (after a grace period), its
+ *	timer shut down and its work cancelled (or a QP never created)
  */
 void vhca_rc_req_destroy(struct vhca_qp *qp)
 {
 	if (!qp->req.fl)
 		return;
-	timer_shutdown_sync(&qp->req.timer);
 	skb_queue_purge(&qp->req.rxq);
 	kfree(qp->req.fl);
 	qp->req.fl = NULL;
@@ -116,7 +113,7 @@ static unsigned long vhca_rc_timeout_jiffies(struct vhca_qp *qp)
 	 * Not below 50 ms: a peer under emulation answers that slowly, and
 	 * a retransmission it did not need costs a retry.
 	 */
-	return max(usecs_to_jiffies((4096ULL << min_t(u8, t, 31)) / 1000),
+	return max(nsecs_to_jiffies(4096ULL << min_t(u8, t, 31)),
 		   msecs_to_jiffies(50));
 }
 
@@ -202,22 +199,13 @@ static u8 vhca_rc_nak_status(u8 code)
  */
 static bool vhca_rc_rnr(struct vhca_qp *qp, u8 timer)
 {
-	static const u32 rnr_usecs[32] = {
-		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640,
-		960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480,
-		30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680,
-		491520,
-	};
-
 	if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
 		vhca_rc_complete(qp, IB_WC_RNR_RETRY_EXC_ERR);
 		return false;
 	}
-	vhca_rc_rewind(qp);
-	del_timer(&qp->req.timer);
+	vhca_rc_rewind(qp);	/* which stops the timer */
 	qp->rnr_wait = true;
-	mod_delayed_work(vhca_wq, &qp->sq_work,
-			 usecs_to_jiffies(rnr_usecs[timer & 31]));
+	mod_delayed_work(vhca_wq, &qp->sq_work, vhca_rnr_jiffies(timer));
 	return true;
 }
 
@@ -283,6 +271,40 @@ static s64 vhca_rc_find(struct vhca_qp *qp, u32 psn)
 	return -1;
 }
 
+/* A request packet with no payload (READ or atomic): lost if no memory. */
+static void vhca_rc_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = vhca_net_alloc(vdev, h, 0, &payload);
+	if (skb)	/* else lost: the timer or the next gap asks again */
+		vhca_net_send(vdev, skb, &qp->av, qp->ibqp.qp_num);
+}
+
+/*
+ * Ask for READ @e (WQE @w) from its first byte not placed: the whole of
+ * it when it is sent, the rest after a gap in its responses.
+ */
+static void vhca_rc_read_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
+			     const struct vhca_swqe *w)
+{
+	u32 done = e->got * vhca_qp_mtu(to_vdev(qp->ibqp.device), qp);
+	struct vhca_tx_hdr h = {
+		.opcode = VHCA_OP_RC | VHCA_OP_READ_REQ,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = (e->psn + e->got) & VHCA_BTH_PSN_MASK,
+		.ackreq = true,
+		.has_reth = true,
+		.va = w->rdma.remote_addr + done,
+		.rkey = w->rdma.rkey,
+		.dmalen = e->len - done,
+	};
+
+	vhca_rc_request(qp, &h);
+}
+
 /*
  * A READ response packet went missing (a later one came): ask for the
  * rest of the READ again, from the first byte not placed.  The responder
@@ -292,29 +314,8 @@ static s64 vhca_rc_find(struct vhca_qp *qp, u32 psn)
 static void vhca_rc_read_rest(struct vhca_qp *qp, u32 idx,
 			      struct vhca_rc_wqe *e)
 {
-	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
-	u32 mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp));
-	const struct vhca_swqe *w = vhca_sq_fetch_at(qp, idx);
-	struct vhca_tx_hdr h = {
-		.opcode = VHCA_OP_RC | VHCA_OP_READ_REQ,
-		.dqpn = qp->attr.dest_qp_num,
-		.psn = (e->psn + e->got) & VHCA_BTH_PSN_MASK,
-		.ackreq = true,
-		.has_reth = true,
-		.va = w->rdma.remote_addr + (u64)e->got * mtu,
-		.rkey = w->rdma.rkey,
-		.dmalen = e->len - e->got * mtu,
-	};
-	struct sk_buff *skb;
-	struct vhca_av av;
-	u8 *payload;
-
 	e->asked = e->got;
-	if (vhca_av_from_ah(&qp->attr.ah_attr, &av))
-		return;
-	skb = vhca_net_alloc(vdev, &h, 0, &payload);
-	if (skb)	/* else lost: the timer asks */
-		vhca_net_send(vdev, skb, &av, qp->ibqp.qp_num);
+	vhca_rc_read_req(qp, e, vhca_sq_fetch_at(qp, idx));
 }
 
 /* A READ response packet: placed into its READ, which need not be the oldest. */
@@ -322,7 +323,7 @@ static void vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_rc_cb *cb = vhca_rc_cb(skb);
-	u32 mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp));
+	u32 mtu = vhca_qp_mtu(vdev, qp);
 	bool end = cb->op == VHCA_OP_READ_RESP_LAST ||
 		   cb->op == VHCA_OP_READ_RESP_ONLY;
 	struct vhca_rc_wqe *e;
@@ -436,27 +437,12 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_rc_wqe *e = &qp->req.fl[qp->req.next & VHCA_RC_FL_MASK];
 	bool rd = vhca_rc_is_read(w->opcode), at = vhca_rc_is_atomic(w->opcode);
-	bool write = w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
-		     w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
-		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	bool inv = w->opcode == IB_UVERBS_WR_SEND_WITH_INV;
-	u32 mtu = ib_mtu_enum_to_int(vhca_qp_mtu(vdev, qp)), off = 0, n, i;
+	bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
 	struct vhca_seg *sseg = qp->seg;
-	struct vhca_cursor src, dst;
-	struct vhca_tx_hdr h = {
-		.dqpn = qp->attr.dest_qp_num,
-		.va = w->rdma.remote_addr,
-		.rkey = w->rdma.rkey,
-	};
-	struct vhca_seg out;
-	struct sk_buff *skb;
-	struct vhca_av av;
+	struct vhca_cursor src;
 	unsigned int ns;
 	s64 len;
 
-	if (vhca_av_from_ah(&qp->attr.ah_attr, &av))
-		return IB_WC_LOC_QP_OP_ERR;
 	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
 			      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (len < 0)
@@ -475,62 +461,32 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		.opcode = w->opcode,
 		.flags = w->flags,
 	};
-	if (rd || at) {
-		e->npkts = at || !len ? 1 : DIV_ROUND_UP(len, mtu);
-		h.opcode = VHCA_OP_RC |
-			   (rd ? VHCA_OP_READ_REQ :
-			    w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ?
-			    VHCA_OP_CMP_SWAP : VHCA_OP_FETCH_ADD);
-		h.psn = e->psn;
-		h.ackreq = true;
-		if (rd) {
-			h.has_reth = true;
-			h.dmalen = len;
-		} else {
-			h.has_atomic = true;
-			h.va = w->atomic.remote_addr;
-			h.rkey = w->atomic.rkey;
-			if (w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP) {
-				h.swap = w->atomic.swap;
-				h.compare = w->atomic.compare_add;
-			} else {
-				h.swap = w->atomic.compare_add;
-			}
-		}
-		skb = vhca_net_alloc(vdev, &h, 0, &out.kdst);
-		if (skb)	/* else lost: the timer sends it again */
-			vhca_net_send(vdev, skb, &av, qp->ibqp.qp_num);
+	if (rd) {
+		e->npkts = len ? DIV_ROUND_UP(len, vhca_qp_mtu(vdev, qp)) : 1;
+		vhca_rc_read_req(qp, e, w);
 		qp->req.reads++;
-		goto sent;
-	}
+	} else if (at) {
+		struct vhca_tx_hdr h = {
+			.opcode = VHCA_OP_RC |
+				  (cas ? VHCA_OP_CMP_SWAP : VHCA_OP_FETCH_ADD),
+			.dqpn = qp->attr.dest_qp_num,
+			.psn = e->psn,
+			.ackreq = true,
+			.has_atomic = true,
+			.va = w->atomic.remote_addr,
+			.rkey = w->atomic.rkey,
+			/* FETCH_ADD's addend travels in the swap field */
+			.swap = cas ? w->atomic.swap : w->atomic.compare_add,
+			.compare = cas ? w->atomic.compare_add : 0,
+		};
 
-	e->npkts = len ? DIV_ROUND_UP(len, mtu) : 1;
-	h.dmalen = len;
-	h.imm = inv ? cpu_to_be32(w->ex) : (__force __be32)w->ex;
-	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
-	for (i = 0; i < e->npkts; i++) {
-		bool first = !i, last = i == e->npkts - 1;
-
-		n = min_t(u32, len - off, mtu);
-		h.opcode = VHCA_OP_RC | vhca_conn_op(write, first, last, imm);
-		if (inv && last)
-			h.opcode = VHCA_OP_RC | (first ? VHCA_OP_SEND_ONLY_INV :
-						 VHCA_OP_SEND_LAST_INV);
-		h.psn = (e->psn + i) & VHCA_BTH_PSN_MASK;
-		h.ackreq = last || !((i + 1) % VHCA_RC_ACKREQ_EVERY);
-		h.se = last && (w->flags & VHCA_SWQE_F_SOLICITED);
-		h.has_reth = write && first;
-		h.has_imm = (imm || inv) && last;
-		skb = vhca_net_alloc(vdev, &h, n, &out.kdst);
-		if (!skb)
-			break;	/* lost: the timer sends it again */
-		out.len = n;
-		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
-		vhca_copy(&dst, &src, n);
-		vhca_net_send(vdev, skb, &av, qp->ibqp.qp_num);
-		off += n;
+		e->npkts = 1;
+		vhca_rc_request(qp, &h);
+		qp->req.reads++;
+	} else {
+		src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
+		e->npkts = vhca_conn_xmit(vdev, qp, w, &src, len, e->psn);
 	}
-sent:
 	qp->attr.sq_psn = (e->psn + e->npkts) & VHCA_BTH_PSN_MASK;
 	qp->req.next++;
 	return IB_WC_SUCCESS;
