@@ -1,23 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# The wire benchmark (not a test): two guests on one link, rxe0 to rxe0
-# and then vhca0 to vhca0 across it, the same programs, one table with
-# vhca/rxe ratios.  Figures from TCG are only comparable within one run.
-# The link is UDP between the two qemus (--udp): over TCP, Nagle's
-# algorithm held bursts of small frames 40 ms, which bounded both stacks
-# alike (46 ms a pingpong round trip where ping took 2.5 ms).
-set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../tools/lib.sh"
-cd "$VHCA_ROOT"
-
-bash tools/setup.sh
-make -s all
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-tools/guest.sh --timeout 1800 --udp --peer 'bash bench/guest-wire.sh' \
-	'bash bench/guest-wire.sh' | tee "$out" | grep -v '^RESULT' || true
-
-awk -v target="usec figures: lower is better; MBps/Mpps: higher (target vhca/rxe >= 2 on the wire)" \
-	-f bench/table.awk "$out"
+# The wire benchmark (not a test): vhca0 to vhca0 against rxe0 to rxe0
+# across two guests on one link.  See bench/run.sh.
+exec bash "$(dirname "$0")/run.sh" --wire

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+#
+# Sourced by the guest side of both benchmarks: the programs they measure
+# on a device, and how their figures are read.  The caller defines
+#   pair CMD...   runs CMD as the server and as the client, and prints the
+#                 client's output
+#   result DEV METRIC VALUE
+# and sets N (iterations), D (seconds) and BENCH_GID (the GID, as sysfs
+# spells it, whose index the programs use).
+
+gid_index() {
+	local f
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		[ "$(cat "$f" 2>/dev/null)" = "$BENCH_GID" ] &&
+			basename "$f" && return
+	done
+}
+
+measure() {
+	local dev=$1 g v
+	for _ in $(seq 50); do g=$(gid_index "$dev"); [ -n "$g" ] && break; sleep 0.2; done
+
+	v=$(pair ibv_rc_pingpong -d "$dev" -g "$g" -n "$N" | sed -n 's/.* \([0-9.]*\) usec\/iter.*/\1/p')
+	result "$dev" rc_pingpong_usec_per_iter "$v"
+	v=$(pair ibv_srq_pingpong -d "$dev" -g "$g" -n "$N" | sed -n 's/.* \([0-9.]*\) usec\/iter.*/\1/p' | head -n 1)
+	result "$dev" srq_pingpong_usec_per_iter "$v"
+	v=$(pair ib_send_lat -d "$dev" -x "$g" -n "$N" -s 2 | awk '$1 == 2 { print $5 }')
+	result "$dev" send_lat_usec "$v"
+	for t in send write read; do
+		v=$(pair "ib_${t}_bw" -d "$dev" -x "$g" -D "$D" -s 65536 | awk '$1 == 65536 { print $4 }')
+		result "$dev" "${t}_bw_MBps" "$v"
+	done
+	v=$(pair ib_send_bw -d "$dev" -x "$g" -D "$D" -s 65536 --use-srq | awk '$1 == 65536 { print $4 }')
+	result "$dev" send_bw_srq_MBps "$v"
+	v=$(pair ib_send_bw -d "$dev" -x "$g" -D "$D" -s 64 | awk '$1 == 64 { print $5 }')
+	result "$dev" send_64B_Mpps "$v"
+}
