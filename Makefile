@@ -17,6 +17,8 @@ PROVIDER_DIR ?= /usr/lib/$(MULTIARCH)/libibverbs
 PROVIDER := $(B)/libvhca-rdmav34.so
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_VHCA=m W=1
+# kernel test modules (tests/kmod), loaded in a guest
+KMAKE_TESTS = $(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod W=1
 
 CFLAGS_USER ?= -O2 -g
 CFLAGS_PROV := $(CFLAGS_USER) -std=gnu11 -fPIC -Wall -Wextra -Werror \
@@ -24,18 +26,23 @@ CFLAGS_PROV := $(CFLAGS_USER) -std=gnu11 -fPIC -Wall -Wextra -Werror \
 PROV_SRCS := $(wildcard userspace/*.c)
 PROV_HDRS := $(wildcard userspace/*.h) uapi/vhca-abi.h
 
-KERNEL_FILES := $(wildcard drivers/*.[ch] kunit/*.c) uapi/vhca-abi.h Kconfig
+KERNEL_FILES := $(wildcard drivers/*.[ch] kunit/*.c) \
+	$(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) uapi/vhca-abi.h Kconfig
 
 TEST_CFLAGS := $(CFLAGS_USER) -std=gnu11 -Wall -Wextra -Werror
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(B)/tests/%,$(wildcard tests/guest/*.c))
 HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))
 BENCH := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 
-.PHONY: all module provider tests lint lint-build lint-sparse lint-checkpatch \
+.PHONY: all module provider tests kmod-tests lint lint-build lint-sparse lint-checkpatch \
 	lint-kerneldoc install clean
 all: module provider tests
 
-tests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH)
+tests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH) kmod-tests
+
+kmod-tests:
+	$(KMAKE_TESTS) modules
+	@mkdir -p $(B)/tests && cp tests/kmod/*.ko $(B)/tests/
 
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(@D)
@@ -70,9 +77,11 @@ lint: lint-build lint-sparse lint-checkpatch lint-kerneldoc
 
 lint-build:
 	$(KMAKE) KCFLAGS=-Werror modules
+	$(KMAKE_TESTS) KCFLAGS=-Werror modules
 
 lint-sparse:
 	$(KMAKE) C=2 CF="-Wsparse-error" modules
+	$(KMAKE_TESTS) C=2 CF="-Wsparse-error" modules
 
 lint-checkpatch:
 	perl $(KSRC)/scripts/checkpatch.pl -q --strict --no-tree --show-types \
@@ -93,4 +102,5 @@ install: all
 
 clean:
 	$(KMAKE) clean
+	$(KMAKE_TESTS) clean
 	rm -rf $(B)

@@ -74,11 +74,18 @@ static int vhca_wqe_from_wr(struct vhca_qp *qp, const struct ib_send_wr *wr,
 	const struct ib_reg_wr *reg;
 	int i;
 
-	if (!vhca_wr_ok(type, wr->opcode))
-		return -EINVAL;
 	memset(w, 0, VHCA_SWQE_HDR_SIZE);
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;	/* IB_WR_* == IB_UVERBS_WR_*, REG_MR too */
+	/*
+	 * In ERR every WR completes with FLUSH_ERR and nothing else is read.
+	 * ib_drain_sq() posts an RDMA WRITE whatever the QP type, UD too, so
+	 * the opcode must not be refused here (nor its ud_wr() read).
+	 */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		return 0;
+	if (!vhca_wr_ok(type, wr->opcode))
+		return -EINVAL;
 	if (wr->send_flags & IB_SEND_SIGNALED)
 		w->flags |= VHCA_SWQE_F_SIGNALED;
 	if (wr->send_flags & IB_SEND_SOLICITED)

@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+# NVMe over Fabrics on RDMA, sourced by the tests that run it: an nvmet-rdma
+# target with one namespace (a 96 MiB file), and the nvme-rdma host's
+# connect, data and fio checks against /dev/nvme0n1.
+
+NQN=vhca-test
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:5648ca00-0000-4000-8000-000000000001
+nvmet_cfg=/sys/kernel/config/nvmet
+
+# nvme_target_up ADDR USE_SRQ: the target listens on ADDR:4420
+nvme_target_up() {
+	local cfg=$nvmet_cfg
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs none /sys/kernel/config
+	[ -f /tmp/ns.img ] || truncate -s 96M /tmp/ns.img
+	modprobe nvmet-rdma use_srq="$2" &&
+	mkdir $cfg/subsystems/$NQN &&
+	echo 1 >$cfg/subsystems/$NQN/attr_allow_any_host &&
+	mkdir $cfg/subsystems/$NQN/namespaces/1 &&
+	echo -n /tmp/ns.img >$cfg/subsystems/$NQN/namespaces/1/device_path &&
+	echo 1 >$cfg/subsystems/$NQN/namespaces/1/enable &&
+	mkdir $cfg/ports/1 &&
+	echo rdma >$cfg/ports/1/addr_trtype && echo ipv4 >$cfg/ports/1/addr_adrfam &&
+	echo "$1" >$cfg/ports/1/addr_traddr && echo 4420 >$cfg/ports/1/addr_trsvcid &&
+	ln -s $cfg/subsystems/$NQN $cfg/ports/1/subsystems/$NQN
+}
+
+nvme_target_down() {
+	local cfg=$nvmet_cfg
+	rm -f $cfg/ports/1/subsystems/$NQN
+	rmdir $cfg/ports/1 2>/dev/null
+	echo 0 >$cfg/subsystems/$NQN/namespaces/1/enable 2>/dev/null
+	rmdir $cfg/subsystems/$NQN/namespaces/1 $cfg/subsystems/$NQN 2>/dev/null
+	modprobe -r nvmet-rdma
+}
+
+# nvme_connect ADDR: the host connects and the namespace appears
+nvme_connect() {
+	modprobe nvme-rdma &&
+	timeout 60 nvme connect -t rdma -a "$1" -s 4420 -n $NQN \
+		--hostnqn=$HOSTNQN &&
+		wait_for 10 test -b /dev/nvme0n1
+}
+
+# 8 MiB written and read back, byte for byte (a block device: dd or fio
+# would happily create a file of that name)
+nvme_roundtrip() {
+	test -b /dev/nvme0n1 &&
+	head -c 8M /dev/urandom >/tmp/data &&
+	dd if=/tmp/data of=/dev/nvme0n1 bs=1M oflag=direct status=none &&
+	dd if=/dev/nvme0n1 of=/tmp/back bs=1M count=8 iflag=direct status=none &&
+	cmp /tmp/data /tmp/back
+}
+
+# nvme_fio SIZE: two writers on disjoint SIZE ranges, block sizes up to
+# 128 KiB (fast-register MRs of many pages), QD16, every block read back
+# and checked
+nvme_fio() {
+	test -b /dev/nvme0n1 || return
+	timeout 300 fio --name=vhca --filename=/dev/nvme0n1 --direct=1 \
+		--ioengine=libaio --rw=randwrite --bsrange=4k-128k --iodepth=16 \
+		--numjobs=2 --size="$1" --offset_increment="$1" --verify=crc32c \
+		--verify_fatal=1 --group_reporting --output=/tmp/fio.log ||
+		{ tail -n 20 /tmp/fio.log; return 1; }
+}
