@@ -5,13 +5,17 @@
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
 # over that link.  Then RoCEv2 on the wire, vhca to vhca: UD, UC and RC
 # pingpongs (RC's also on an SRQ), perftest's WRITE, READ and atomic
-# bandwidth, rping and rdma_server/rdma_client (RDMA CM); then RC again on
-# a link with netem's loss, delay and reordering, data checked.  b swaps
-# vhca0 for rxe0, and the same run vhca to rxe in both roles, then udaddy.  Garbage sent to
-# vhca's port is dropped and counted in `rdma statistic`.  Guest a stays up
-# until b says it is done.  Servers start in order; clients retry until
-# their server is up.
+# bandwidth, rping and rdma_server/rdma_client (RDMA CM), rdma_post_recvv
+# into several SGEs, and NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in
+# b); then RC again on a link with netem's loss, delay and reordering, data
+# checked.  b swaps vhca0 for rxe0, and the same run vhca to rxe in both
+# roles, then udaddy, rdma_post_recvv and NVMe-oF both ways.  Garbage sent
+# to vhca's port is dropped and counted in `rdma statistic`.  Guest a stays
+# up until b says it is done.  Servers start in order; clients retry until
+# their server is up, and a step that needs both ends to finish together
+# ends with tell/hear.
 . tests/guest/lib.sh
+. tests/guest/nvme.sh
 
 case ${VHCA_GUEST:-} in
 a) me=1 peer=2 ;;
@@ -103,6 +107,27 @@ stat() {
 }
 # retry CMD...: a client, until its server (in the other guest) is up
 retry() { T=30 wait_for 120 "$@"; }
+# tell ADDR WORD, hear WORD: one guest says a step is over and the other
+# waits for it; both go on whatever the step's result, so they stay in step
+tell() { wait_for 120 bash -c "echo $2 >/dev/tcp/$1/7000"; }
+hear() { timeout 600 busybox nc -l -p 7000 | grep -qx "$1"; }
+# recvv -s|-c ADDR [MODE]: rdma_post_recvv(3) (the server prints TAP)
+recvv() { timeout 60 build/tests/post_recvv "$@"; }
+# nvme_host ADDR WHAT: the NVMe-oF host's whole visit to the target at ADDR
+nvme_host() {
+	check "$2: nvme connect" wait_for 120 nvme_connect "$1"
+	check "$2: 8 MiB written and read back" nvme_roundtrip
+	check "$2: fio randwrite + crc32c verify, 2 jobs, QD16" nvme_fio 4M
+	check "$2: nvme disconnect (ib_drain_qp on each queue)" \
+		nvme disconnect -n "$NQN"
+	check "$2: the namespace is gone" wait_for 30 test ! -b /dev/nvme0n1
+}
+# nvme_target ADDR USE_SRQ WHAT: a target at ADDR for one visit of a host
+nvme_target() {
+	check "$3: nvmet-rdma target up (use_srq=$2)" nvme_target_up "$1" "$2"
+	check "$3: the host reports done" hear nvme-done
+	check "$3: target removed" nvme_target_down
+}
 
 if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: UD server on vhca0, client vhca0 in b (wire)" \
@@ -122,6 +147,12 @@ if [ "$VHCA_GUEST" = a ]; then
 		rp -s 10.76.1.1
 	check "guest a: rdma_server on vhca0, rdma_client vhca0 in b" \
 		timeout 120 rdma_server
+	for mode in small unreg; do
+		tap_run "guest a: post_recvv $mode on vhca0, client vhca0 in b" \
+			recvv -s 10.76.1.1 $mode
+	done
+	nvme_target 10.76.1.1 1 \
+		"guest a: NVMe-oF target on vhca0, host vhca0 in b"
 	check "guest a: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	check "guest a: RC server on a lossy link" rc vhca0
 	check "guest a: rping server on a lossy link" rp -s 10.76.1.1
@@ -159,6 +190,12 @@ if [ "$VHCA_GUEST" = a ]; then
 		retry rp -c 10.76.1.2
 	check "guest a: udaddy server on vhca0, client rxe0 in b" \
 		timeout 90 udaddy
+	tap_run "guest a: post_recvv small on vhca0, client rxe0 in b" \
+		recvv -s 10.76.1.1 small
+	nvme_target 10.76.1.1 0 \
+		"guest a: NVMe-oF target on vhca0, host rxe0 in b"
+	nvme_host 10.76.1.2 "guest a: NVMe-oF host on vhca0, target rxe0 in b"
+	check "guest a: tell b the NVMe host is done" tell 10.76.1.2 nvme-done
 	# b sent 5 datagrams of garbage and one too short before its tests
 	check "guest a: garbage is dropped and counted (rcvd_bad_icrc >= 5)" \
 		test "$(stat rcvd_bad_icrc)" -ge 5
@@ -166,8 +203,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		test "$(stat rcvd_bad_header)" -ge 1
 	check "guest a: rdma statistic counts packets both ways" \
 		test "$(stat sent_pkts)" -gt 0 -a "$(stat rcvd_pkts)" -gt 0
-	check "guest a: b reports done" \
-		bash -c 'busybox nc -l -p 7000 -w 60 | grep -q done'
+	check "guest a: b reports done" hear all-done
 else
 	check "guest b: send a's vhca0 garbage and a runt on UDP 4791" \
 		python3 -c 'import socket
@@ -195,6 +231,12 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		retry rp -c 10.76.1.1
 	check "guest b: rdma_client on vhca0, rdma_server vhca0 in a" \
 		retry timeout 20 rdma_client -s 10.76.1.1
+	for mode in small unreg; do
+		check "guest b: post_recvv client on vhca0, server ($mode) vhca0 in a" \
+			retry recvv -c 10.76.1.1
+	done
+	nvme_host 10.76.1.1 "guest b: NVMe-oF host on vhca0, target vhca0 in a"
+	check "guest b: tell a the NVMe host is done" tell 10.76.1.1 nvme-done
 	check "guest b: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	check "guest b: RC client on a lossy link (data checked)" \
 		retry rc vhca0 10.76.1.1
@@ -238,8 +280,13 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		rp -s 10.76.1.2
 	check "guest b: udaddy client on rxe0, server vhca0 in a" \
 		retry timeout 20 udaddy -s 10.76.1.1
-	check "guest b: tell a we are done" \
-		wait_for 60 bash -c 'echo done >/dev/tcp/10.76.1.1/7000'
+	check "guest b: post_recvv client on rxe0, server vhca0 in a" \
+		retry recvv -c 10.76.1.1
+	nvme_host 10.76.1.1 "guest b: NVMe-oF host on rxe0, target vhca0 in a"
+	check "guest b: tell a the NVMe host is done" tell 10.76.1.1 nvme-done
+	nvme_target 10.76.1.2 0 \
+		"guest b: NVMe-oF target on rxe0, host vhca0 in a"
+	check "guest b: tell a we are done" tell 10.76.1.1 all-done
 fi
 rdma link del vhca0 2>/dev/null
 rdma link del rxe0 2>/dev/null
