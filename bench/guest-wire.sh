@@ -30,7 +30,21 @@ pair() {
 	done
 }
 
-result() { [ "$VHCA_GUEST" = b ] && echo "RESULT $1 $2 ${3:-n/a}"; }
+# vhca's wire counters that are not zero, on one line
+counters() {
+	rdma statistic show link vhca0/1 | tr -s ' ' '\n' | paste -d= - - |
+		grep -v '=0$' | sed -n '/^sent_pkts=/,$p' | tr '\n' ' '
+	echo
+}
+
+# b's results; after each on vhca0, b's counters so far (they explain
+# the bandwidth: retransmissions, NAKs, duplicates)
+result() {
+	[ "$VHCA_GUEST" = b ] || return 0
+	echo "RESULT $1 $2 ${3:-n/a}"
+	[ "$1" = vhca0 ] && echo "# $2: $(counters)"
+	return 0
+}
 
 . bench/measure.sh
 
@@ -41,4 +55,5 @@ rdma link del rxe0 2>/dev/null
 rmmod rdma_rxe 2>/dev/null
 sleep 2
 rdma link add vhca0 type vhca netdev eth1 && measure vhca0
+echo "# guest $VHCA_GUEST's vhca0 at the end: $(counters)"
 rdma link del vhca0 2>/dev/null

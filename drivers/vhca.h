@@ -35,12 +35,22 @@ enum vhca_counter {
 	VHCA_CNT_SENT_PKTS,
 	VHCA_CNT_RCVD_PKTS,
 	VHCA_CNT_SEND_NO_ROUTE,
+	VHCA_CNT_SEND_DROPPED,
 	VHCA_CNT_RCVD_BAD_ICRC,
 	VHCA_CNT_RCVD_BAD_HDR,
 	VHCA_CNT_RCVD_UNSUPPORTED,
 	VHCA_CNT_RCVD_NO_QP,
 	VHCA_CNT_RCVD_NO_WQE,
 	VHCA_CNT_RCVD_UNEXPECTED,
+	/* RC reliability: the requester's... */
+	VHCA_CNT_RCVD_SEQ_NAKS,
+	VHCA_CNT_RCVD_RNR_NAKS,
+	VHCA_CNT_RETRANS_TIMEOUTS,
+	VHCA_CNT_RETRANS_PKTS,
+	VHCA_CNT_READ_REASKS,
+	/* ...and the responder's */
+	VHCA_CNT_SENT_SEQ_NAKS,
+	VHCA_CNT_RCVD_DUPLICATES,
 	VHCA_CNT_MAX
 };
 
@@ -64,6 +74,12 @@ struct vhca_dev {
 	atomic_t mr_variant;	/* low key byte, so stale keys miss */
 	atomic64_t cnt[VHCA_CNT_MAX];
 };
+
+static inline void vhca_count_n(struct vhca_dev *vdev, enum vhca_counter c,
+				u64 n)
+{
+	atomic64_add(n, &vdev->cnt[c]);
+}
 
 static inline void vhca_count(struct vhca_dev *vdev, enum vhca_counter c)
 {
@@ -245,6 +261,9 @@ struct vhca_rc_wqe {
  * @retry_left: timeouts and sequence NAKs in a row, without the responder
  *	acknowledging a later PSN, left before RETRY_EXC_ERR
  * @acked: the latest PSN an ACK or NAK said everything before had arrived
+ * @skip: packets of the oldest WQE the responder has (a sequence NAK said
+ *	so); its resend starts after them
+ * @rewound: the oldest WQE is on its way again; @acked stays
  * @timed_out: the timer fired; the work retransmits
  * @timer: the retransmission timer
  * @rxq: responses from the wire, for the QP's work
@@ -255,6 +274,8 @@ struct vhca_req {
 	unsigned int reads;
 	unsigned int retry_left;
 	u32 acked;
+	u32 skip;
+	bool rewound;
 	bool timed_out;
 	struct timer_list timer;
 	struct sk_buff_head rxq;
@@ -571,7 +592,7 @@ u8 vhca_conn_op(bool write, bool first, bool last, bool imm);
 u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp);
 u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 		   const struct vhca_swqe *w, struct vhca_cursor *src, u32 len,
-		   u32 psn);
+		   u32 psn, u32 from);
 
 /* vhca_rc.c: the RC requester on the wire */
 /* An RC QP whose peer is on another host: vhca_rc.c runs its send ring. */

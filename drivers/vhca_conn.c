@@ -48,6 +48,8 @@ u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
  * @src: its data
  * @len: how many bytes
  * @psn: the PSN of the first packet
+ * @from: the first packet to send: 0, or where an RC responder's sequence
+ *	NAK said the message broke off
  *
  * FIRST, MIDDLE, LAST or ONLY, with the RETH on a WRITE's first packet,
  * the ImmDt (or IETH) on the last.  RC asks for an ACK on the last packet
@@ -59,7 +61,7 @@ u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
  */
 u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 		   const struct vhca_swqe *w, struct vhca_cursor *src, u32 len,
-		   u32 psn)
+		   u32 psn, u32 from)
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	bool write = w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
@@ -78,9 +80,13 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_cursor dst;
 	struct vhca_seg out;
 	struct sk_buff *skb;
-	u32 i, n, off = 0;
+	u32 i, n, off;
 
-	for (i = 0; i < npkts; i++) {
+	/* the process may have rewritten the WQE to fewer bytes meanwhile */
+	from = min(from, npkts - 1);
+	off = from * mtu;
+	vhca_cursor_skip(src, off);
+	for (i = from; i < npkts; i++) {
 		bool first = !i, last = i == npkts - 1;
 
 		n = min(len - off, mtu);
@@ -116,7 +122,8 @@ int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 unsigned int ns, u32 len)
 {
 	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
-	u32 npkts = vhca_conn_xmit(vdev, qp, w, &src, len, qp->attr.sq_psn);
+	u32 npkts = vhca_conn_xmit(vdev, qp, w, &src, len, qp->attr.sq_psn,
+				   0);
 
 	qp->attr.sq_psn = (qp->attr.sq_psn + npkts) & VHCA_BTH_PSN_MASK;
 	return IB_WC_SUCCESS;
@@ -515,11 +522,13 @@ static void vhca_rc_recv(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (d > 0) {
 		if (!r->nak_sent) {
 			r->nak_sent = true;
+			vhca_count(vdev, VHCA_CNT_SENT_SEQ_NAKS);
 			vhca_rc_nak(vdev, qp, r->epsn, VHCA_NAK_PSN_SEQ);
 		}
 		return;
 	}
 	if (d < 0) {
+		vhca_count(vdev, VHCA_CNT_RCVD_DUPLICATES);
 		vhca_rc_duplicate(vdev, qp, m);
 		return;
 	}

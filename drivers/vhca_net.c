@@ -400,6 +400,17 @@ static struct udphdr *vhca_push_udp(struct sk_buff *skb, u16 sport)
 	return udp;
 }
 
+/*
+ * What ip_local_out() said of a packet it consumed: a drop on this host
+ * (a full queue) is counted.  net_xmit_eval() evaluates its argument
+ * twice, so never hand it the call.
+ */
+static void vhca_net_out(struct vhca_dev *vdev, int ret)
+{
+	if (net_xmit_eval(ret))
+		vhca_count(vdev, VHCA_CNT_SEND_DROPPED);
+}
+
 /* Each returns 0 with @skb sent (consumed), or an error with it untouched. */
 static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const struct vhca_av *av, const union ib_gid *sgid,
@@ -435,7 +446,7 @@ static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 	ip_select_ident(net, skb, NULL);
 	ip_send_check(ip);
 	vhca_put_icrc(skb);
-	ip_local_out(net, NULL, skb);	/* consumes it, whatever it returns */
+	vhca_net_out(vdev, ip_local_out(net, NULL, skb));
 	return 0;
 }
 
@@ -481,7 +492,7 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 	if (!udp->check)
 		udp->check = CSUM_MANGLED_0;
 	skb->ip_summed = CHECKSUM_NONE;
-	ip6_local_out(net, NULL, skb);
+	vhca_net_out(vdev, ip6_local_out(net, NULL, skb));
 	return 0;
 }
 
@@ -527,12 +538,20 @@ static const struct rdma_stat_desc vhca_counter_descs[] = {
 	[VHCA_CNT_SENT_PKTS].name = "sent_pkts",
 	[VHCA_CNT_RCVD_PKTS].name = "rcvd_pkts",
 	[VHCA_CNT_SEND_NO_ROUTE].name = "send_no_route",
+	[VHCA_CNT_SEND_DROPPED].name = "send_dropped",
 	[VHCA_CNT_RCVD_BAD_ICRC].name = "rcvd_bad_icrc",
 	[VHCA_CNT_RCVD_BAD_HDR].name = "rcvd_bad_header",
 	[VHCA_CNT_RCVD_UNSUPPORTED].name = "rcvd_unsupported_opcode",
 	[VHCA_CNT_RCVD_NO_QP].name = "rcvd_no_qp",
 	[VHCA_CNT_RCVD_NO_WQE].name = "rcvd_no_recv_wqe",
 	[VHCA_CNT_RCVD_UNEXPECTED].name = "rcvd_unexpected",
+	[VHCA_CNT_RCVD_SEQ_NAKS].name = "rcvd_seq_naks",
+	[VHCA_CNT_RCVD_RNR_NAKS].name = "rcvd_rnr_naks",
+	[VHCA_CNT_RETRANS_TIMEOUTS].name = "retrans_timeouts",
+	[VHCA_CNT_RETRANS_PKTS].name = "retrans_pkts",
+	[VHCA_CNT_READ_REASKS].name = "read_rest_requests",
+	[VHCA_CNT_SENT_SEQ_NAKS].name = "sent_seq_naks",
+	[VHCA_CNT_RCVD_DUPLICATES].name = "rcvd_duplicate_requests",
 };
 
 static struct rdma_hw_stats *vhca_alloc_hw_port_stats(struct ib_device *ibdev,
