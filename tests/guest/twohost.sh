@@ -161,6 +161,8 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: ib_read_bw server on a lossy link" \
 		pt ib_read_bw vhca0 -n 50
 	check "guest a: netem dropped packets" test "$(netem_drops)" -gt 0
+	check "guest a: gaps drew sequence NAKs (sent_seq_naks > 0)" \
+		test "$(stat sent_seq_naks)" -gt 0
 	check "guest a: netem off" lossy off
 	check "guest a: UD server on vhca0, client rxe0 in b" ud vhca0
 	check "guest a: UD client on vhca0, server rxe0 in b" \
@@ -247,6 +249,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	check "guest b: ib_read_bw client on a lossy link" \
 		retry pt ib_read_bw vhca0 -n 50 10.76.1.1
 	check "guest b: netem dropped packets" test "$(netem_drops)" -gt 0
+	check "guest b: NAKs came and packets were resent (rcvd_seq_naks, retrans_pkts > 0)" \
+		test "$(stat rcvd_seq_naks)" -gt 0 -a "$(stat retrans_pkts)" -gt 0
 	check "guest b: netem off" lossy off
 	rdma link del vhca0
 	check "guest b: rxe0 on eth1 (vhca released UDP 4791)" \
