@@ -48,6 +48,17 @@ result() {
 
 . bench/measure.sh
 
+# The ceiling: the kernel's TCP through the same link, before either stack
+if [ "$VHCA_GUEST" = a ]; then
+	timeout 90 python3 bench/tcp_ceiling.py -s
+else
+	for _ in $(seq 30); do
+		v=$(python3 bench/tcp_ceiling.py -c 10.76.1.1 "$D" 2>/dev/null) && break
+		sleep 1
+	done
+	result guest link_tcp_MBps "$v"
+fi
+
 # Each guest switches when its last program of the phase is done; a
 # client retries until the other guest's server of the next phase is up.
 modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1 && measure rxe0

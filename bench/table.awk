@@ -8,7 +8,7 @@ END {
 	printf "%-28s %12s %12s %14s\n", "metric", "vhca0", "rxe0", "vhca/rxe"
 	for (i = 0; i < n; i++) {
 		m = order[i]
-		if (m ~ /^memcpy/) continue
+		if (m ~ /^memcpy/ || m ~ /^link_tcp/) continue
 		a = v["vhca0," m]; b = v["rxe0," m]
 		if (a == "") a = "n/a"; if (b == "") b = "n/a"
 		r = (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a"
@@ -18,6 +18,8 @@ END {
 		printf "%-28s %12s  (ceiling: cache-resident buffers)\n", "guest memcpy 64KiB MBps", v["guest,memcpy_64KiB_MBps"]
 		printf "%-28s %12s  (ceiling: buffers larger than any cache)\n", "guest memcpy 64MiB MBps", v["guest,memcpy_64MiB_MBps"]
 	}
+	if (("guest,link_tcp_MBps") in v)
+		printf "%-28s %12s  (ceiling: the kernel's TCP over the same link)\n", "link TCP MB/s", v["guest,link_tcp_MBps"]
 	if (target == "")
 		target = "usec/ns figures: lower is better (target vhca/rxe <= 0.20); MBps/Mpps: higher (target >= 5)"
 	print target
