@@ -9,6 +9,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -354,6 +355,9 @@ struct vhca_resp {
  * @av: a connected QP's address vector on the wire, from its ah_attr;
  *	written under both qp->lock and resp.lock, so the requester and the
  *	responder each read it under their own
+ * @sgid: its source GID, copied with it, as an HCA's QP context holds it:
+ *	no GID table lookup per packet
+ * @dst_cache: the route to its DGID, reset when it changes
  * @resp: a UC or RC QP's responder, for messages arriving from the wire
  * @req: an RC QP's requester on the wire
  */
@@ -380,6 +384,8 @@ struct vhca_qp {
 	spinlock_t sq_post_lock;	/* sq producer of a kernel QP */
 	spinlock_t rq_post_lock;	/* rq producer of a kernel QP */
 	struct vhca_av av;
+	union ib_gid sgid;
+	struct dst_cache dst_cache;
 	struct vhca_resp resp;
 	struct vhca_req req;
 };
@@ -525,6 +531,8 @@ void vhca_net_put(void);
 struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 			       const struct vhca_tx_hdr *h, u32 len,
 			       u8 **payload);
+void vhca_net_send_qp(struct vhca_dev *vdev, struct sk_buff *skb,
+		      struct vhca_qp *qp);
 void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
 		   const struct vhca_av *av, u32 sqpn);
 void vhca_ud_recv(struct vhca_dev *vdev, const struct vhca_ud_msg *m);

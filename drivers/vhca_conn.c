@@ -106,7 +106,7 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 		out.len = n;
 		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
 		vhca_copy(&dst, src, n);
-		vhca_net_send(vdev, skb, &qp->av, qp->ibqp.qp_num);
+		vhca_net_send_qp(vdev, skb, qp);
 		off += n;
 	}
 	return npkts;
@@ -252,7 +252,7 @@ static void vhca_rc_ack(struct vhca_dev *vdev, struct vhca_qp *qp, u8 op,
 
 	skb = vhca_net_alloc(vdev, &h, 0, &payload);
 	if (skb)	/* else lost: the requester asks again */
-		vhca_net_send(vdev, skb, &qp->av, qp->ibqp.qp_num);
+		vhca_net_send_qp(vdev, skb, qp);
 }
 
 static void vhca_rc_nak(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
@@ -310,7 +310,7 @@ static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 		out.len = k;
 		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
 		vhca_copy(&dst, &src, k);
-		vhca_net_send(vdev, skb, &qp->av, qp->ibqp.qp_num);
+		vhca_net_send_qp(vdev, skb, qp);
 		off += k;
 	}
 	return -1;

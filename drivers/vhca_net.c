@@ -411,10 +411,14 @@ static void vhca_net_out(struct vhca_dev *vdev, int ret)
 		vhca_count(vdev, VHCA_CNT_SEND_DROPPED);
 }
 
-/* Each returns 0 with @skb sent (consumed), or an error with it untouched. */
+/*
+ * Each returns 0 with @skb sent (consumed), or an error with it untouched.
+ * @dc, a connected QP's, keeps the route from one packet to the next;
+ * local BH is disabled around its use, as dst_cache wants.
+ */
 static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const struct vhca_av *av, const union ib_gid *sgid,
-		      u16 sport)
+		      u16 sport, struct dst_cache *dc)
 {
 	struct net *net = dev_net(vdev->ndev);
 	struct flowi4 fl = {
@@ -426,9 +430,14 @@ static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 
 	memcpy(&fl.daddr, av->dgid + 12, 4);
 	memcpy(&fl.saddr, sgid->raw + 12, 4);
-	rt = ip_route_output_key(net, &fl);
-	if (IS_ERR(rt))
-		return PTR_ERR(rt);
+	rt = dc ? dst_cache_get_ip4(dc, &fl.saddr) : NULL;
+	if (!rt) {
+		rt = ip_route_output_key(net, &fl);
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		if (dc)
+			dst_cache_set_ip4(dc, &rt->dst, fl.saddr);
+	}
 	vhca_push_udp(skb, sport);
 	ip = skb_push(skb, sizeof(*ip));
 	skb_reset_network_header(skb);
@@ -452,7 +461,7 @@ static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 
 static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const struct vhca_av *av, const union ib_gid *sgid,
-		      u16 sport)
+		      u16 sport, struct dst_cache *dc)
 {
 	struct net *net = dev_net(vdev->ndev);
 	struct flowi6 fl = {
@@ -466,12 +475,17 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 
 	memcpy(&fl.daddr, av->dgid, 16);
 	memcpy(&fl.saddr, sgid->raw, 16);
-	dst = ip6_route_output(net, NULL, &fl);
-	if (dst->error) {
-		int err = dst->error;
+	dst = dc ? dst_cache_get_ip6(dc, &fl.saddr) : NULL;
+	if (!dst) {
+		dst = ip6_route_output(net, NULL, &fl);
+		if (dst->error) {
+			int err = dst->error;
 
-		dst_release(dst);
-		return err;
+			dst_release(dst);
+			return err;
+		}
+		if (dc)
+			dst_cache_set_ip6(dc, dst, &fl.saddr);
 	}
 	udp = vhca_push_udp(skb, sport);
 	ip6 = skb_push(skb, sizeof(*ip6));
@@ -496,6 +510,33 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 	return 0;
 }
 
+/* Finish @skb from @sgid to @av and send it; consumed either way. */
+static void vhca_net_xmit(struct vhca_dev *vdev, struct sk_buff *skb,
+			  const struct vhca_av *av, const union ib_gid *sgid,
+			  u8 network_type, u32 sqpn, struct dst_cache *dc)
+{
+	u16 sport;
+	int err;
+
+	sport = rdma_get_udp_sport(av->flow_label, sqpn,
+				   ntohl(((struct vhca_bth *)skb->data)->qpn) &
+				   VHCA_BTH_QPN_MASK);
+	if (dc)
+		local_bh_disable();
+	if (network_type == RDMA_NETWORK_IPV4)
+		err = vhca_xmit4(vdev, skb, av, sgid, sport, dc);
+	else
+		err = vhca_xmit6(vdev, skb, av, sgid, sport, dc);
+	if (dc)
+		local_bh_enable();
+	if (err) {	/* no route: not sent */
+		vhca_count(vdev, VHCA_CNT_SEND_NO_ROUTE);
+		kfree_skb(skb);
+		return;
+	}
+	vhca_count(vdev, VHCA_CNT_SENT_PKTS);
+}
+
 /**
  * vhca_net_send() - finish a packet and put it on the wire
  * @vdev: the sending device
@@ -503,35 +544,40 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
  * @av: the address vector: source GID index, destination GID, IP fields
  * @sqpn: the sending QP, for the UDP source port's entropy
  *
- * Any context.  A datagram that cannot be routed is dropped, as a wire
- * would.
+ * For UD, whose AV comes with each WQE: the source GID is looked up, and
+ * the route, for every packet.  Any context.  A datagram that cannot be
+ * routed is dropped, as a wire would.
  */
 void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
 		   const struct vhca_av *av, u32 sqpn)
 {
 	const struct ib_gid_attr *attr;
-	u16 sport;
-	int err;
 
 	attr = rdma_get_gid_attr(&vdev->ibdev, VHCA_PORT, av->sgid_index);
 	if (IS_ERR(attr)) {
-		kfree_skb(skb);
-		return;
-	}
-	sport = rdma_get_udp_sport(av->flow_label, sqpn,
-				   ntohl(((struct vhca_bth *)skb->data)->qpn) &
-				   VHCA_BTH_QPN_MASK);
-	if (rdma_gid_attr_network_type(attr) == RDMA_NETWORK_IPV4)
-		err = vhca_xmit4(vdev, skb, av, &attr->gid, sport);
-	else
-		err = vhca_xmit6(vdev, skb, av, &attr->gid, sport);
-	rdma_put_gid_attr(attr);
-	if (err) {	/* no route: not sent */
 		vhca_count(vdev, VHCA_CNT_SEND_NO_ROUTE);
 		kfree_skb(skb);
 		return;
 	}
-	vhca_count(vdev, VHCA_CNT_SENT_PKTS);
+	vhca_net_xmit(vdev, skb, av, &attr->gid,
+		      rdma_gid_attr_network_type(attr), sqpn, NULL);
+	rdma_put_gid_attr(attr);
+}
+
+/**
+ * vhca_net_send_qp() - put a packet of a connected QP on the wire
+ * @vdev: the sending device
+ * @skb: from vhca_net_alloc(), payload written; consumed
+ * @qp: the RC or UC QP, its AV set
+ *
+ * The source GID and the route are the QP's, taken at modify_qp() and on
+ * the first packet: no lock is shared with other QPs.  Any context.
+ */
+void vhca_net_send_qp(struct vhca_dev *vdev, struct sk_buff *skb,
+		      struct vhca_qp *qp)
+{
+	vhca_net_xmit(vdev, skb, &qp->av, &qp->sgid, qp->av.network_type,
+		      qp->ibqp.qp_num, &qp->dst_cache);
 }
 
 static const struct rdma_stat_desc vhca_counter_descs[] = {

@@ -181,6 +181,7 @@ static int vhca_qpn_alloc(struct vhca_dev *vdev, struct vhca_qp *qp,
 /* The engine's scratch, the responder's and the RC requester's state. */
 static void vhca_qp_free_bufs(struct vhca_qp *qp)
 {
+	dst_cache_destroy(&qp->dst_cache);	/* never set up is fine */
 	vhca_rc_req_destroy(qp);
 	kfree(qp->resp.atomic);
 	kfree(qp->resp.seg);
@@ -267,7 +268,8 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL);
 		qp->resp.seg = kmalloc_array(VHCA_MAX_SGE,
 					     sizeof(*qp->resp.seg), GFP_KERNEL);
-		if (!qp->resp.wqe || !qp->resp.seg) {
+		if (!qp->resp.wqe || !qp->resp.seg ||
+		    dst_cache_init(&qp->dst_cache, GFP_KERNEL)) {
 			err = -ENOMEM;
 			goto err_buf;
 		}
@@ -439,6 +441,9 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 		/* checked by vhca_qp_check_attr() */
 		spin_lock_irq(&qp->resp.lock);
 		vhca_av_from_ah(&attr->ah_attr, &qp->av);
+		qp->sgid = attr->ah_attr.grh.sgid_attr->gid;
+		/* nothing sends meanwhile: RTR is not RTS, RESET drops packets */
+		dst_cache_reset(&qp->dst_cache);
 		spin_unlock_irq(&qp->resp.lock);
 	}
 	if (mask & IB_QP_PATH_MTU)

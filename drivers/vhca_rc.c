@@ -301,7 +301,7 @@ static void vhca_rc_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h)
 
 	skb = vhca_net_alloc(vdev, h, 0, &payload);
 	if (skb)	/* else lost: the timer or the next gap asks again */
-		vhca_net_send(vdev, skb, &qp->av, qp->ibqp.qp_num);
+		vhca_net_send_qp(vdev, skb, qp);
 }
 
 /*
