@@ -4,7 +4,7 @@
 # The whole test suite: set-up, build, lint (W=1, sparse, checkpatch), host
 # tests, KUnit under UML, the guest harness's self-test, the device tests in
 # a guest, two vhca devices on one host, the RDMA CM and kernel ULP
-# (NVMe-oF) tests, rdma-core's pyverbs
+# (kernel verbs, NVMe-oF, iSER) tests, rdma-core's pyverbs
 # suite, and the two-guest link test.  Ends with "N passed, N failed".
 set -uo pipefail
 
@@ -76,6 +76,7 @@ tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
 tap guest-twodev tools/guest.sh 'bash tests/guest/twodev.sh'
 tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
 tap guest-kulp tools/guest.sh 'bash tests/guest/kulp.sh'
+tap guest-iser tools/guest.sh 'bash tests/guest/iser.sh'
 tap guest-pyverbs tools/guest.sh 'bash tests/guest/pyverbs.sh'
 tap guest-twohost tools/guest.sh --timeout 1500 \
 	--peer 'bash tests/guest/twohost.sh' \
