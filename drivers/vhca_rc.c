@@ -109,6 +109,15 @@ static bool vhca_rc_is_atomic(u8 opcode)
 	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/*
+ * A READ or an atomic: counted against max_rd_atomic, and complete when
+ * its responses are in, not when an ACK passes it.
+ */
+static bool vhca_rc_is_rd_atomic(u8 opcode)
+{
+	return vhca_rc_is_read(opcode) || vhca_rc_is_atomic(opcode);
+}
+
 /* The retransmission timeout: 4.096 us * 2^timeout, 0 meaning never. */
 static unsigned long vhca_rc_timeout_jiffies(struct vhca_qp *qp)
 {
@@ -136,7 +145,7 @@ static void vhca_rc_rewind(struct vhca_qp *qp, u32 skip)
 
 	if (qp->sq_cons == q->next)
 		return;
-	if (vhca_rc_is_read(e->opcode) || vhca_rc_is_atomic(e->opcode) ||
+	if (vhca_rc_is_rd_atomic(e->opcode) ||
 	    skip >= e->npkts)
 		skip = 0;	/* a READ asks again for what it has not got */
 	vhca_count_n(to_vdev(qp->ibqp.device), VHCA_CNT_RETRANS_PKTS,
@@ -155,7 +164,7 @@ static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
 	struct vhca_rc_wqe *e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
 	struct vhca_swqe w = { .wr_id = e->wr_id, .opcode = e->opcode };
 
-	if (vhca_rc_is_read(e->opcode) || vhca_rc_is_atomic(e->opcode))
+	if (vhca_rc_is_rd_atomic(e->opcode))
 		qp->req.reads--;
 	qp->req.rewound = false;
 	/* the slot is free before the completion is visible, as locally */
@@ -268,7 +277,7 @@ static struct vhca_rc_wqe *vhca_rc_advance(struct vhca_qp *qp, u32 psn,
 
 	while (qp->sq_cons != qp->req.next && qp->state != IB_QPS_ERR) {
 		e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
-		if (vhca_rc_is_read(e->opcode) || vhca_rc_is_atomic(e->opcode)) {
+		if (vhca_rc_is_rd_atomic(e->opcode)) {
 			if (e->got < e->npkts)
 				return e;
 		} else {
@@ -539,7 +548,7 @@ static bool vhca_rc_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 			  q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn) >=
 	    VHCA_RC_MAX_PKTS)
 		return false;
-	if ((vhca_rc_is_read(w->opcode) || vhca_rc_is_atomic(w->opcode)) &&
+	if (vhca_rc_is_rd_atomic(w->opcode) &&
 	    q->reads >= max_t(u8, qp->attr.max_rd_atomic, 1))
 		return false;
 	if ((w->flags & VHCA_SWQE_F_FENCE) && q->reads)
