@@ -11,9 +11,11 @@
 #   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and then
 #                         vhca0 to vhca0 across it (bench/wire.sh)
 #
-# The wire's link is UDP between the two qemus (--udp): over TCP, Nagle's
-# algorithm held bursts of small frames 40 ms, which bounded both stacks
-# alike (46 ms a pingpong round trip where ping took 2.5 ms).
+# The wire is tools/guest.sh's link: a unix stream between the two qemus,
+# lossless like a RoCE fabric.  (A TCP stream held bursts of small frames
+# 40 ms by Nagle's algorithm; UDP dropped any burst over about 90 frames
+# in the receiving qemu's socket buffer, and both stacks then spent the
+# link on go-back-N.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../tools/lib.sh"
@@ -24,7 +26,7 @@ make -s all
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 if [ "${1:-}" = --wire ]; then
-	tools/guest.sh --timeout 1800 --udp --peer 'bash bench/guest-wire.sh' \
+	tools/guest.sh --timeout 1800 --peer 'bash bench/guest-wire.sh' \
 		'bash bench/guest-wire.sh' | tee "$out" | grep -v '^RESULT' || true
 	awk -v target="usec figures: lower is better; MBps/Mpps: higher (target vhca/rxe >= 2 on the wire)" \
 		-f bench/table.awk "$out"

@@ -11,10 +11,11 @@
 # CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
 # virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
 # guest running its own CMD whose eth1 shares that link (VHCA_GUEST is "a" in
-# the first guest and "b" in the peer).  The link is a TCP stream between
-# the two qemus, which loses nothing but delays a burst of small frames by
-# Nagle's algorithm against delayed ACKs (40 ms); --udp makes it UDP
-# datagrams, prompt but lossy when a qemu falls behind (for benchmarks).
+# the first guest and "b" in the peer).  The link is a stream over a unix
+# socket between the two qemus: it loses nothing, and a guest that falls
+# behind holds the other back, as pause frames (PFC) do on the lossless
+# Ethernet RoCE is deployed on.  --udp makes it UDP datagrams instead,
+# which the receiving qemu drops when a burst overruns its socket buffer.
 #
 # Exit status: 0 when every CMD succeeded; 1 when a CMD failed; 2 when a
 # guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN or hung-task
@@ -106,8 +107,7 @@ cleanup() {
 trap cleanup EXIT
 
 port= port2=
-[ "$nic2" = 0 ] || port=$(free_port)
-[ "$udp" = 0 ] || port2=$(free_port)
+[ "$udp" = 0 ] || { port=$(free_port); port2=$(free_port); }
 
 # start_guest NAME CMD LINKMODE: LINKMODE is listen, connect or none
 start_guest() {
@@ -135,8 +135,8 @@ start_guest() {
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:$mac:00"
 	)
 	case $udp,$link in
-	0,listen) args+=(-netdev "socket,id=n1,listen=127.0.0.1:$port") ;;
-	0,connect) args+=(-netdev "socket,id=n1,connect=127.0.0.1:$port") ;;
+	0,listen) args+=(-netdev "stream,id=n1,server=on,addr.type=unix,addr.path=$work/link") ;;
+	0,connect) args+=(-netdev "stream,id=n1,server=off,addr.type=unix,addr.path=$work/link") ;;
 	1,listen) args+=(-netdev "socket,id=n1,udp=127.0.0.1:$port2,localaddr=127.0.0.1:$port") ;;
 	1,connect) args+=(-netdev "socket,id=n1,udp=127.0.0.1:$port,localaddr=127.0.0.1:$port2") ;;
 	esac
@@ -173,12 +173,11 @@ boot() {
 	if [ "$nic2" = 1 ]; then
 		start_guest a "$*" listen
 		if [ -n "$peer" ]; then
-			# qemu's listen socket exists once guest a is up;
-			# connect may race it, so wait for the port first.
+			# qemu's listening socket exists once guest a is
+			# up; connecting may race it, so wait for it first.
 			for _ in $(seq 100); do
 				[ "$udp" = 0 ] || break
-				(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
-					break
+				[ -S "$work/link" ] && break
 				sleep 0.1
 			done
 			start_guest b "$peer" connect
@@ -208,9 +207,8 @@ boot "$@"
 if boot_died; then
 	echo "vhca-guest: a guest's kernel died while booting, before its job; booting again. Its console:"
 	grep -E -A3 "Oops|RIP" "$work"/*/console | head -n 12
-	[ "$nic2" = 0 ] || port=$(free_port)
-	[ "$udp" = 0 ] || port2=$(free_port)
-	rm -rf "$work"/a "$work"/b
+	[ "$udp" = 0 ] || { port=$(free_port); port2=$(free_port); }
+	rm -rf "$work"/a "$work"/b "$work"/link
 	boot "$@"
 fi
 
