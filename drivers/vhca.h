@@ -238,8 +238,12 @@ struct vhca_atomic_res {
 	u64 orig;
 };
 
-/* WQEs an RC requester has on the wire at once. */
-#define VHCA_RC_WINDOW		64
+/*
+ * WQEs an RC requester has on the wire at once: a power of two, and more
+ * than the 128 that perftest keeps posted, so small messages are bounded
+ * by VHCA_RC_MAX_PKTS in vhca_rc.c, not by this.
+ */
+#define VHCA_RC_WINDOW		256
 
 /* What an RC requester remembers of a WQE on the wire. */
 struct vhca_rc_wqe {
