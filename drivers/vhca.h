@@ -273,6 +273,9 @@ struct vhca_rc_wqe {
  * @timer: the retransmission timer
  * @rxq: responses from the wire, for the QP's work
  * @fl: VHCA_RC_WINDOW entries, by SQ index
+ * @held: the last packet of the latest SEND or WRITE, not yet sent: it
+ *	asks for an ACK if no other packet follows it in this run
+ * @unacked: packets sent since the last that asked for an ACK
  */
 struct vhca_req {
 	u32 next;
@@ -285,6 +288,8 @@ struct vhca_req {
 	struct timer_list timer;
 	struct sk_buff_head rxq;
 	struct vhca_rc_wqe *fl;
+	struct sk_buff *held;
+	u32 unacked;
 };
 
 /**
@@ -535,6 +540,7 @@ void vhca_net_put(void);
 struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 			       const struct vhca_tx_hdr *h, u32 len,
 			       u8 **payload);
+void vhca_bth_set_ackreq(struct sk_buff *skb);
 void vhca_net_send_qp(struct vhca_dev *vdev, struct sk_buff *skb,
 		      struct vhca_qp *qp);
 void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
@@ -616,6 +622,8 @@ static inline bool vhca_rc_on_wire(const struct vhca_qp *qp)
 int vhca_rc_req_init(struct vhca_qp *qp);
 void vhca_rc_req_destroy(struct vhca_qp *qp);
 void vhca_rc_req_reset(struct vhca_qp *qp);
+bool vhca_rc_ackreq(struct vhca_qp *qp);
+void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool hold);
 enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget);
 bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const struct vhca_bth *bth);

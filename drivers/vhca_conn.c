@@ -36,9 +36,6 @@ u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
 	return ib_mtu_enum_to_int(max(mtu, IB_MTU_256));
 }
 
-/* Ask for an ACK at least this often within a long RC message. */
-#define VHCA_RC_ACKREQ_EVERY	32
-
 /**
  * vhca_conn_xmit() - send a SEND or WRITE in packets of the path MTU
  * @vdev: the sending device
@@ -52,10 +49,10 @@ u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
  *	NAK said the message broke off
  *
  * FIRST, MIDDLE, LAST or ONLY, with the RETH on a WRITE's first packet,
- * the ImmDt (or IETH) on the last.  RC asks for an ACK on the last packet
- * and on every VHCA_RC_ACKREQ_EVERY-th.  A packet that cannot be allocated
- * is lost, as on a wire, and so are the ones after it: RC sends the WQE
- * again, UC never knows.
+ * the ImmDt (or IETH) on the last.  RC's packets go through
+ * vhca_rc_xmit(), which decides which of them ask for an ACK.  A packet
+ * that cannot be allocated is lost, as on a wire, and so are the ones
+ * after it: RC sends the WQE again, UC never knows.
  *
  * Return: how many PSNs the message takes.
  */
@@ -96,7 +93,7 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 			h.opcode = VHCA_OP_RC | (first ? VHCA_OP_SEND_ONLY_INV :
 						 VHCA_OP_SEND_LAST_INV);
 		h.psn = (psn + i) & VHCA_BTH_PSN_MASK;
-		h.ackreq = rc && (last || !((i + 1) % VHCA_RC_ACKREQ_EVERY));
+		h.ackreq = rc && vhca_rc_ackreq(qp);
 		h.se = last && (w->flags & VHCA_SWQE_F_SOLICITED);
 		h.has_reth = write && first;
 		h.has_imm = (imm || inv) && last;
@@ -106,7 +103,10 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 		out.len = n;
 		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
 		vhca_copy(&dst, src, n);
-		vhca_net_send_qp(vdev, skb, qp);
+		if (rc)
+			vhca_rc_xmit(qp, skb, last && !h.ackreq);
+		else
+			vhca_net_send_qp(vdev, skb, qp);
 		off += n;
 	}
 	return npkts;

@@ -378,6 +378,17 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 	return skb;
 }
 
+/**
+ * vhca_bth_set_ackreq() - have a packet not yet sent ask for an ACK
+ * @skb: from vhca_net_alloc(), its data still starting at the BTH
+ */
+void vhca_bth_set_ackreq(struct sk_buff *skb)
+{
+	struct vhca_bth *bth = (struct vhca_bth *)skb->data;
+
+	bth->apsn |= htonl(VHCA_BTH_ACKREQ);
+}
+
 static void vhca_put_icrc(struct sk_buff *skb)
 {
 	u32 len = skb_tail_pointer(skb) - skb_network_header(skb) -

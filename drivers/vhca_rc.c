@@ -35,6 +35,14 @@
  * own qdisc began to drop (bench/wire.sh, the retrans_pkts counter).
  */
 #define VHCA_RC_MAX_PKTS	512
+/*
+ * A request packet asks for an ACK at least this often.  The last packet
+ * sent in a run of the send ring asks too: the responder ACKs only what
+ * is asked for (the IBA lets it coalesce the rest), so a stream of small
+ * messages is not answered packet by packet, and nothing waits for an
+ * ACK that was not asked for.
+ */
+#define VHCA_RC_ACKREQ_EVERY	32
 /* Responses one QP may have waiting for its work. */
 #define VHCA_RC_RXQ_MAX		1024
 
@@ -98,6 +106,55 @@ void vhca_rc_req_reset(struct vhca_qp *qp)
 	WRITE_ONCE(qp->req.timed_out, false);
 	del_timer(&qp->req.timer);
 	skb_queue_purge(&qp->req.rxq);
+	kfree_skb(qp->req.held);
+	qp->req.held = NULL;
+}
+
+/**
+ * vhca_rc_ackreq() - whether the next request packet asks for an ACK
+ * @qp: the RC QP; caller holds qp->lock
+ *
+ * Counts the packet: every VHCA_RC_ACKREQ_EVERY-th asks.
+ *
+ * Return: true if it asks.
+ */
+bool vhca_rc_ackreq(struct vhca_qp *qp)
+{
+	if (++qp->req.unacked < VHCA_RC_ACKREQ_EVERY)
+		return false;
+	qp->req.unacked = 0;
+	return true;
+}
+
+/* Send the packet held back, first asking for an ACK if @ack. */
+static void vhca_rc_flush(struct vhca_qp *qp, bool ack)
+{
+	struct sk_buff *skb = qp->req.held;
+
+	if (!skb)
+		return;
+	qp->req.held = NULL;
+	if (ack) {
+		vhca_bth_set_ackreq(skb);
+		qp->req.unacked = 0;
+	}
+	vhca_net_send_qp(to_vdev(qp->ibqp.device), skb, qp);
+}
+
+/**
+ * vhca_rc_xmit() - send a SEND or WRITE request packet, in PSN order
+ * @qp: the RC QP; caller holds qp->lock
+ * @skb: the packet, from vhca_net_alloc(); consumed
+ * @hold: it ends a message and does not ask for an ACK: keep it back
+ *	until the next packet goes, or vhca_rc_run() ends and it asks
+ */
+void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool hold)
+{
+	vhca_rc_flush(qp, false);
+	if (hold)
+		qp->req.held = skb;
+	else
+		vhca_net_send_qp(to_vdev(qp->ibqp.device), skb, qp);
 }
 
 static bool vhca_rc_is_read(u8 opcode)
@@ -310,6 +367,8 @@ static void vhca_rc_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h)
 	struct sk_buff *skb;
 	u8 *payload;
 
+	vhca_rc_flush(qp, false);
+	qp->req.unacked = 0;	/* its response acknowledges what went before */
 	skb = vhca_net_alloc(vdev, h, 0, &payload);
 	if (skb)	/* else lost: the timer or the next gap asks again */
 		vhca_net_send_qp(vdev, skb, qp);
@@ -588,18 +647,8 @@ static void vhca_rc_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 		vhca_qp_set_error(qp);
 }
 
-/**
- * vhca_rc_run() - run an RC QP's send ring to another host
- * @qp: the QP, in RTS; caller holds qp->lock
- * @budget: WQEs it may send
- *
- * Takes the responses that arrived, retransmits after a timeout or a
- * sequence NAK, then sends what is posted as far as the window allows.
- *
- * Return: where it stopped; VHCA_SQ_BLOCKED while WQEs wait for
- * responses, which kick the QP's work when they come.
- */
-enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
+/* vhca_rc_run()'s work, which may leave a packet held back. */
+static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 {
 	struct vhca_req *q = &qp->req;
 	enum vhca_sq_stop stop = VHCA_SQ_IDLE;
@@ -687,6 +736,25 @@ enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
 		mod_timer(&q->timer, jiffies + timeout);
 	if (stop == VHCA_SQ_IDLE && qp->sq_cons != q->next)
 		stop = VHCA_SQ_BLOCKED;	/* responses will run it again */
+	return stop;
+}
+
+/**
+ * vhca_rc_run() - run an RC QP's send ring to another host
+ * @qp: the QP, in RTS; caller holds qp->lock
+ * @budget: WQEs it may send
+ *
+ * Takes the responses that arrived, retransmits after a timeout or a
+ * sequence NAK, then sends what is posted as far as the window allows.
+ *
+ * Return: where it stopped; VHCA_SQ_BLOCKED while WQEs wait for
+ * responses, which kick the QP's work when they come.
+ */
+enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
+{
+	enum vhca_sq_stop stop = vhca_rc_pump(qp, budget);
+
+	vhca_rc_flush(qp, true);	/* the last packet of the run asks */
 	return stop;
 }
 

@@ -5,7 +5,7 @@
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
 # over that link.  Then RoCEv2 on the wire, vhca to vhca: UD, UC and RC
 # pingpongs (RC's also on an SRQ), perftest's WRITE, READ and atomic
-# bandwidth, rping and rdma_server/rdma_client (RDMA CM), rdma_post_recvv
+# bandwidth, a stream of small SENDs that must not draw an ACK each, rping and rdma_server/rdma_client (RDMA CM), rdma_post_recvv
 # into several SGEs, and NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in
 # b); then RC again on a link with netem's loss, delay and reordering, data
 # checked.  b swaps vhca0 for rxe0, and the same run vhca to rxe in both
@@ -105,6 +105,20 @@ stat() {
 	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
 		grep -A1 -x "$1" | tail -n 1
 }
+# small DEV [SERVER]: 5000 SENDs of 64 bytes, back to back
+small() {
+	local dev=$1
+	shift
+	timeout "${T:-150}" ib_send_bw -d "$dev" -x "$(v4gid "$dev")" -m 1024 \
+		-s 64 -n 5000 "$@"
+}
+# fewer_acks SENT0 RCVD0: since the counters read SENT0 and RCVD0, vhca0
+# sent fewer than one packet (an ACK) for every four it received
+fewer_acks() {
+	local sent=$(($(stat sent_pkts) - $1)) rcvd=$(($(stat rcvd_pkts) - $2))
+	echo "sent $sent packets, received $rcvd"
+	[ $((sent * 4)) -lt "$rcvd" ]
+}
 # retry CMD...: a client, until its server (in the other guest) is up
 retry() { T=30 wait_for 120 "$@"; }
 # tell ADDR WORD, hear WORD: one guest says a step is over and the other
@@ -143,6 +157,11 @@ if [ "$VHCA_GUEST" = a ]; then
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
 			pt $prog vhca0
 	done
+	sent0=$(stat sent_pkts) rcvd0=$(stat rcvd_pkts)
+	check "guest a: 5000 64-byte SENDs to vhca0 from vhca0 in b" small vhca0
+	# b asks for an ACK every 32 packets and at the end of a burst
+	check "guest a: it ACKed fewer than one SEND in four" \
+		fewer_acks "$sent0" "$rcvd0"
 	check "guest a: rping server on vhca0, client vhca0 in b" \
 		rp -s 10.76.1.1
 	check "guest a: rdma_server on vhca0, rdma_client vhca0 in b" \
@@ -229,6 +248,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
 	done
+	check "guest b: 5000 64-byte SENDs from vhca0 to vhca0 in a" \
+		retry small vhca0 10.76.1.1
 	check "guest b: rping client on vhca0 (data checked), server vhca0 in a" \
 		retry rp -c 10.76.1.1
 	check "guest b: rdma_client on vhca0, rdma_server vhca0 in a" \
