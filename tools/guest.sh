@@ -156,7 +156,13 @@ report() {
 	cat "$out/log" 2>/dev/null || true
 	rc=$(cat "$out/rc" 2>/dev/null || echo none)
 	if [ "$rc" = none ]; then
-		echo "vhca-guest($name): no exit status (hung, crashed or timed out); console tail:"
+		echo "vhca-guest($name): no exit status (hung, crashed or timed out)"
+		# the first report names the fault; the tail says where it ended
+		if grep -Eq "$bad|double fault" "$out/console" 2>/dev/null; then
+			echo "vhca-guest($name): the console's first report:"
+			grep -E -m1 -B3 -A40 "$bad|double fault" "$out/console"
+		fi
+		echo "vhca-guest($name): the console's tail:"
 		tail -n 40 "$out/console" 2>/dev/null || true
 		tail -n 5 "$out/qemu.log" 2>/dev/null || true
 		return 2
