@@ -191,6 +191,18 @@ boot() {
 	else
 		start_guest a "$*" none
 	fi
+	# A guest that died booting would leave its peer waiting for it
+	# until the timeout: stop the peer at once (boot_died, below).
+	local p alive=1
+	while [ -n "$peer" ] && [ "$alive" = 1 ]; do
+		if boot_died; then
+			for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+			break
+		fi
+		alive=0
+		for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		sleep 1
+	done
 	for p in "${pids[@]}"; do wait "$p" || true; done
 	pids=()
 }
