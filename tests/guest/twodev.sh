@@ -36,7 +36,7 @@ srv_cli() {
 		# stdout is buffered and stderr is not: the errors are the
 		# lines that are neither the banner nor the figures
 		echo "server exit $s, client exit $c"
-		grep -hv 'GID\|address\|---\|^ *$\|: \|^ *[0-9#]' \
+		grep -hv 'GID:\|address:\|---\|^ *$\|^ [A-Za-z][^:]*  : \|^ *[0-9#*]' \
 			/tmp/server.log /tmp/client.log
 		return 1
 	fi
