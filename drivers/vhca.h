@@ -622,8 +622,7 @@ static inline bool vhca_rc_on_wire(const struct vhca_qp *qp)
 int vhca_rc_req_init(struct vhca_qp *qp);
 void vhca_rc_req_destroy(struct vhca_qp *qp);
 void vhca_rc_req_reset(struct vhca_qp *qp);
-bool vhca_rc_ackreq(struct vhca_qp *qp);
-void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool hold);
+void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool last);
 enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget);
 bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const struct vhca_bth *bth);

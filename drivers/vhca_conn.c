@@ -93,7 +93,6 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 			h.opcode = VHCA_OP_RC | (first ? VHCA_OP_SEND_ONLY_INV :
 						 VHCA_OP_SEND_LAST_INV);
 		h.psn = (psn + i) & VHCA_BTH_PSN_MASK;
-		h.ackreq = rc && vhca_rc_ackreq(qp);
 		h.se = last && (w->flags & VHCA_SWQE_F_SOLICITED);
 		h.has_reth = write && first;
 		h.has_imm = (imm || inv) && last;
@@ -104,7 +103,7 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
 		vhca_copy(&dst, src, n);
 		if (rc)
-			vhca_rc_xmit(qp, skb, last && !h.ackreq);
+			vhca_rc_xmit(qp, skb, last);
 		else
 			vhca_net_send_qp(vdev, skb, qp);
 		off += n;

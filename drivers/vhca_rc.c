@@ -110,22 +110,6 @@ void vhca_rc_req_reset(struct vhca_qp *qp)
 	qp->req.held = NULL;
 }
 
-/**
- * vhca_rc_ackreq() - whether the next request packet asks for an ACK
- * @qp: the RC QP; caller holds qp->lock
- *
- * Counts the packet: every VHCA_RC_ACKREQ_EVERY-th asks.
- *
- * Return: true if it asks.
- */
-bool vhca_rc_ackreq(struct vhca_qp *qp)
-{
-	if (++qp->req.unacked < VHCA_RC_ACKREQ_EVERY)
-		return false;
-	qp->req.unacked = 0;
-	return true;
-}
-
 /* Send the packet held back, first asking for an ACK if @ack. */
 static void vhca_rc_flush(struct vhca_qp *qp, bool ack)
 {
@@ -144,17 +128,24 @@ static void vhca_rc_flush(struct vhca_qp *qp, bool ack)
 /**
  * vhca_rc_xmit() - send a SEND or WRITE request packet, in PSN order
  * @qp: the RC QP; caller holds qp->lock
- * @skb: the packet, from vhca_net_alloc(); consumed
- * @hold: it ends a message and does not ask for an ACK: keep it back
- *	until the next packet goes, or vhca_rc_run() ends and it asks
+ * @skb: the packet, from vhca_net_alloc(), not asking for an ACK; consumed
+ * @last: it ends its message
+ *
+ * Every VHCA_RC_ACKREQ_EVERY-th packet asks for an ACK.  A message's last
+ * packet that does not is held back until the next packet goes, or until
+ * vhca_rc_run() ends and it asks.
  */
-void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool hold)
+void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool last)
 {
 	vhca_rc_flush(qp, false);
-	if (hold)
+	if (++qp->req.unacked >= VHCA_RC_ACKREQ_EVERY) {
+		vhca_bth_set_ackreq(skb);
+		qp->req.unacked = 0;
+	} else if (last) {
 		qp->req.held = skb;
-	else
-		vhca_net_send_qp(to_vdev(qp->ibqp.device), skb, qp);
+		return;
+	}
+	vhca_net_send_qp(to_vdev(qp->ibqp.device), skb, qp);
 }
 
 static bool vhca_rc_is_read(u8 opcode)
