@@ -5,8 +5,9 @@
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
 # over that link.  Then RoCEv2 on the wire, vhca to vhca: UD, UC and RC
 # pingpongs (RC's also on an SRQ), perftest's WRITE, READ and atomic
-# bandwidth, a stream of small SENDs that must not draw an ACK each, rping and rdma_server/rdma_client (RDMA CM), rdma_post_recvv
-# into several SGEs, and NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in
+# bandwidth, a stream of small SENDs that must not draw an ACK each, rping
+# and rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several
+# SGEs, and NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in
 # b); then RC again on a link with netem's loss, delay and reordering, data
 # checked.  b swaps vhca0 for rxe0, and the same run vhca to rxe in both
 # roles, then udaddy, rdma_post_recvv and NVMe-oF both ways.  Garbage sent
@@ -105,13 +106,9 @@ stat() {
 	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
 		grep -A1 -x "$1" | tail -n 1
 }
-# small DEV [SERVER]: 5000 SENDs of 64 bytes, back to back
-small() {
-	local dev=$1
-	shift
-	timeout "${T:-150}" ib_send_bw -d "$dev" -x "$(v4gid "$dev")" -m 1024 \
-		-s 64 -n 5000 "$@"
-}
+# small DEV [SERVER]: 5000 SENDs of 64 bytes, back to back (perftest takes
+# the last -s and -n it is given)
+small() { local dev=$1; shift; pt ib_send_bw "$dev" -s 64 -n 5000 "$@"; }
 # fewer_acks SENT0 RCVD0: since the counters read SENT0 and RCVD0, vhca0
 # sent fewer than one packet (an ACK) for every four it received
 fewer_acks() {
