@@ -122,8 +122,16 @@ start_guest() {
 	# gettimeofday) misses its r^2 >= 0.9 bar: it prints "Can't produce a
 	# report" and exits 1 after the traffic went through.  TCG's TSC
 	# follows the host's monotonic clock and is the same on every vCPU.
+	#
+	# +rdrand: qemu64 has no RDRAND, so the guest's crng stayed unseeded
+	# until a test first read /dev/urandom.  The read then seeded it and
+	# flipped the crng_is_ready static key, rewriting code another vCPU
+	# was running.  TCG got that cross-modification wrong once in CI (a
+	# fatal trap in the middle of urandom_read_iter's patched NOP).  With
+	# RDRAND the kernel trusts the CPU's entropy and seeds the crng in
+	# early boot, before the second vCPU starts.
 	local args=(
-		-accel tcg -m 2048 -smp 2 -nodefaults -no-reboot
+		-accel tcg -cpu qemu64,+rdrand -m 2048 -smp 2 -nodefaults -no-reboot
 		-display none -serial "file:$out/console" -monitor none
 		-kernel "$kimg/vmlinuz" -initrd "$initrd"
 		-append "console=ttyS0 loglevel=5 panic=-1 rw tsc=reliable"
