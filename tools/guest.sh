@@ -130,8 +130,18 @@ start_guest() {
 	# fatal trap in the middle of urandom_read_iter's patched NOP).  With
 	# RDRAND the kernel trusts the CPU's entropy and seeds the crng in
 	# early boot, before the second vCPU starts.
+	#
+	# -cx16: four guest deaths, double faults in a kworker or in softirq,
+	# all had RIP on a successor of the cmpxchg16b in SLUB's allocation
+	# fast path (this_cpu_cmpxchg128 in __kmalloc_node_track_caller_noprof:
+	# +0xd5 after a failed exchange three times, +0x21a after a successful
+	# one), with EFLAGS in the frame that no guest code can produce (the
+	# last: RAX's low 32 bits | 0x242).  The kernel patches that
+	# instruction in at boot only when the CPU has CX16; without it the
+	# site keeps its call to this_cpu_cmpxchg16b_emu(), plain loads and
+	# stores under local_irq_save().  Bandwidth on the wire is the same.
 	local args=(
-		-accel tcg -cpu qemu64,+rdrand -m 2048 -smp 2 -nodefaults -no-reboot
+		-accel tcg -cpu qemu64,+rdrand,-cx16 -m 2048 -smp 2 -nodefaults -no-reboot
 		-display none -serial "file:$out/console" -monitor none
 		-kernel "$kimg/vmlinuz" -initrd "$initrd"
 		-append "console=ttyS0 loglevel=5 panic=-1 rw tsc=reliable"
