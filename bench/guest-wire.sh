@@ -17,17 +17,60 @@ D=${VHCA_BENCH_SECONDS:-3}
 BENCH_GID=0000:0000:0000:0000:0000:ffff:0a4c:010$me
 for _ in $(seq 90); do ping -c 1 -W 1 10.76.1.$((3 - me)) >/dev/null && break; done
 
-# pair CMD...: a's server, or b's client (retried until the server is up)
-pair() {
-	local out
-	if [ "$VHCA_GUEST" = a ]; then
-		timeout 90 "$@" >/dev/null 2>&1
-		return
-	fi
-	for _ in $(seq 30); do
-		out=$(timeout 60 "$@" 10.76.1.1 2>&1) && { echo "$out"; return; }
-		sleep 1
+# The steady state, not the programs' setup: once device $dev's packets
+# flow, this guest's kernel time (system, irq and softirq, in USER_HZ
+# ticks) and the device's data packets over the next 1.5 s go to $cost.
+# Data packets are the busier direction (sent by the side that moves the
+# bytes, received by the other); the other direction is ACKs, which the
+# stacks coalesce differently.  rxe counts packets too.  This runs beside
+# the programs, so it forks nothing but sleep: on TCG a pipeline of
+# processes costs more than the traffic it would watch.
+cost=/tmp/bench-cost
+cost_window() {
+	local d=/sys/class/infiniband/$dev/ports/1/hw_counters
+	local _c _u _n sys _i _w irq sirq s r s0 r0 k p q
+
+	read -r s <"$d/sent_pkts" && read -r r <"$d/rcvd_pkts" || return
+	p=$((s + r))
+	for _ in {1..100}; do
+		sleep 0.2
+		read -r s <"$d/sent_pkts" && read -r r <"$d/rcvd_pkts"
+		q=$((s + r))
+		[ $((q - p)) -gt 200 ] && break
+		p=$q
 	done
+	read -r _c _u _n sys _i _w irq sirq _ </proc/stat
+	k=$((sys + irq + sirq)) s0=$s r0=$r
+	sleep 1.5
+	read -r _c _u _n sys _i _w irq sirq _ </proc/stat
+	read -r s <"$d/sent_pkts" && read -r r <"$d/rcvd_pkts"
+	s=$((s - s0)) r=$((r - r0))
+	echo "$((sys + irq + sirq - k)) $((s > r ? s : r))" >"$cost"
+}
+
+# pair CMD...: a's server, or b's client (retried until the server is up).
+# It runs in a subshell of measure(), whose $dev it reads.
+pair() {
+	local out sampler
+	rm -f "$cost"
+	cost_window >/dev/null &
+	sampler=$!
+	if [ "$VHCA_GUEST" = a ]; then
+		timeout 90 "$@" >/tmp/bench-server 2>&1 ||
+			{ echo "$* (server):"; grep -v '^ [^:]*: \|^-\|^ *[0-9#*]\|^$' /tmp/bench-server | tail -n 5; } >&2
+	else
+		for _ in $(seq 30); do
+			out=$(timeout 60 "$@" 10.76.1.1 2>&1) && { echo "$out"; break; }
+			# not just "the server is not up yet": say what it was
+			grep -q "Couldn't connect\|Unable to init the socket" <<<"$out" ||
+				{ echo "$*:"; grep -v '^ [^:]*: \|^-\|^ *[0-9#*]\|^$' <<<"$out" | tail -n 5; } >&2
+			out=
+			sleep 1
+		done
+	fi
+	kill "$sampler" 2>/dev/null
+	wait "$sampler" 2>/dev/null
+	[ "$VHCA_GUEST" = a ] || [ -n "$out" ]
 }
 
 # vhca's wire counters that are not zero, on one line
@@ -38,8 +81,21 @@ counters() {
 }
 
 # b's results; after each on vhca0, b's counters so far (they explain
-# the bandwidth: retransmissions, NAKs, duplicates)
+# the bandwidth: retransmissions, NAKs, duplicates).  For a bandwidth
+# figure each guest also reports its kernel time per data packet (see
+# cost_window).  The host's two CPUs run both guests, the client's polling
+# loop and both qemus' virtio and link, so the bandwidth is what is left
+# of the host after all of them; the kernel time is the part either stack
+# answers for.
 result() {
+	local k p
+	if [ "$1" != guest ] && [[ $2 == *_MBps || $2 == *_Mpps ]] &&
+		read -r k p 2>/dev/null <"$cost" &&
+		[ "$p" -gt 0 ]; then
+		echo "RESULT $1 ${2%_*}_kernel_usec/data_pkt_$VHCA_GUEST" \
+			"$(awk -v k="$k" -v p="$p" -v hz="$(getconf CLK_TCK)" \
+				'BEGIN { printf "%.1f", k * 1e6 / hz / p }')"
+	fi
 	[ "$VHCA_GUEST" = b ] || return 0
 	echo "RESULT $1 $2 ${3:-n/a}"
 	[ "$1" = vhca0 ] && echo "# $2: $(counters)"

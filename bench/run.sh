@@ -9,7 +9,9 @@
 #                         vhca/rxe ratios and the guest's memcpy bandwidth
 #                         as the ceiling
 #   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and then
-#                         vhca0 to vhca0 across it (bench/wire.sh)
+#                         vhca0 to vhca0 across it (bench/wire.sh); for
+#                         each bandwidth test also each guest's kernel
+#                         time per data packet in the steady state
 #
 # The wire is tools/guest.sh's link: a unix stream between the two qemus,
 # lossless like a RoCE fabric.  (A TCP stream held bursts of small frames
