@@ -116,8 +116,24 @@ fewer_acks() {
 	echo "sent $sent packets, received $rcvd"
 	[ $((sent * 4)) -lt "$rcvd" ]
 }
-# retry CMD...: a client, until its server (in the other guest) is up
-retry() { T=30 wait_for 120 "$@"; }
+# retry CMD...: a client, tried until it succeeds, since its server in
+# the other guest may not be up yet (30 s a try, 120 s in all).  When
+# none does, the output of the try that got furthest (the most lines: a
+# server not up yet draws a line or two) says why.
+retry() {
+	local end=$((SECONDS + 120)) out best='' n=-1
+	until out=$(T=30 "$@" 2>&1); do
+		if [ "$(wc -l <<<"$out")" -gt "$n" ]; then
+			best=$out
+			n=$(wc -l <<<"$out")
+		fi
+		if [ $SECONDS -ge $end ]; then
+			printf '%s\n' "$best"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
 # tell ADDR WORD, hear WORD: one guest says a step is over and the other
 # waits for it; both go on whatever the step's result, so they stay in step
 tell() { wait_for 120 bash -c "echo $2 >/dev/tcp/$1/7000"; }
