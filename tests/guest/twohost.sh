@@ -121,11 +121,12 @@ fewer_acks() {
 # none does, the output of the try that got furthest (the most lines: a
 # server not up yet draws a line or two) says why.
 retry() {
-	local end=$((SECONDS + 120)) out best='' n=-1
+	local end=$((SECONDS + 120)) out best='' n=-1 k
 	until out=$(T=30 "$@" 2>&1); do
-		if [ "$(wc -l <<<"$out")" -gt "$n" ]; then
+		k=$(wc -l <<<"$out")
+		if [ "$k" -gt "$n" ]; then
 			best=$out
-			n=$(wc -l <<<"$out")
+			n=$k
 		fi
 		if [ $SECONDS -ge $end ]; then
 			printf '%s\n' "$best"
