@@ -48,6 +48,14 @@ cost_window() {
 	echo "$((sys + irq + sirq - k)) $((s > r ? s : r))" >"$cost"
 }
 
+# A failed perftest's own words: the lines that are neither its banner
+# ("name  : value", addresses, rules) nor its figures.  The same filter
+# as tests/guest/twodev.sh's, which keeps error lines with a colon.
+errors() {
+	grep -v 'GID:\|address:\|---\|^ *$\|^ [A-Za-z][^:]*  : \|^ *[0-9#*]' |
+		tail -n 5
+}
+
 # pair CMD...: a's server, or b's client (retried until the server is up).
 # It runs in a subshell of measure(), whose $dev it reads.
 pair() {
@@ -57,13 +65,13 @@ pair() {
 	sampler=$!
 	if [ "$VHCA_GUEST" = a ]; then
 		timeout 90 "$@" >/tmp/bench-server 2>&1 ||
-			{ echo "$* (server):"; grep -v '^ [^:]*: \|^-\|^ *[0-9#*]\|^$' /tmp/bench-server | tail -n 5; } >&2
+			{ echo "$* (server):"; errors </tmp/bench-server; } >&2
 	else
 		for _ in $(seq 30); do
 			out=$(timeout 60 "$@" 10.76.1.1 2>&1) && { echo "$out"; break; }
 			# not just "the server is not up yet": say what it was
 			grep -q "Couldn't connect\|Unable to init the socket" <<<"$out" ||
-				{ echo "$*:"; grep -v '^ [^:]*: \|^-\|^ *[0-9#*]\|^$' <<<"$out" | tail -n 5; } >&2
+				{ echo "$*:"; errors <<<"$out"; } >&2
 			out=
 			sleep 1
 		done
