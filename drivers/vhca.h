@@ -262,6 +262,8 @@ struct vhca_rc_wqe {
  * struct vhca_req - an RC requester on the wire, under the QP's lock
  * @next: the SQ index of the next WQE to transmit; those from sq_cons up
  *	to it are on the wire, and their slots stay the kernel's
+ * @sent: one past the latest WQE sent; after a rewind those from @next up
+ *	to it go again, and a READ or atomic among them keeps its responses
  * @reads: READs and atomics among them
  * @retry_left: timeouts and sequence NAKs in a row, without the responder
  *	acknowledging a later PSN, left before RETRY_EXC_ERR
@@ -279,6 +281,7 @@ struct vhca_rc_wqe {
  */
 struct vhca_req {
 	u32 next;
+	u32 sent;
 	unsigned int reads;
 	unsigned int retry_left;
 	u32 acked;

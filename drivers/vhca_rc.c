@@ -17,9 +17,11 @@
  * into it as they come even while an older one waits (completion is in
  * order).  A gap in a READ's responses asks for the rest of that READ
  * again, once per gap.  A sequence NAK or a
- * timeout goes back to the oldest WQE not complete and sends from there,
- * retry_cnt times at most; an RNR NAK waits out the responder's timer,
- * rnr_retry times at most; the other NAKs fail the WQE and the QP.
+ * timeout goes back to the oldest WQE not complete and sends from there
+ * (a READ or atomic keeps what its responses brought and asks for the
+ * rest only), retry_cnt times at most without the oldest WQE moving on;
+ * an RNR NAK waits out the responder's timer, rnr_retry times at most;
+ * the other NAKs fail the WQE and the QP.
  */
 #include <linux/unaligned.h>
 
@@ -99,6 +101,7 @@ void vhca_rc_req_destroy(struct vhca_qp *qp)
 void vhca_rc_req_reset(struct vhca_qp *qp)
 {
 	qp->req.next = qp->sq_cons;
+	qp->req.sent = qp->sq_cons;
 	qp->req.reads = 0;
 	qp->req.skip = 0;
 	qp->req.rewound = false;
@@ -208,6 +211,12 @@ static void vhca_rc_rewind(struct vhca_qp *qp, u32 skip)
 	del_timer(&q->timer);	/* restarted when they have gone again */
 }
 
+/* The oldest WQE on the wire moved on: the retries start again. */
+static void vhca_rc_progress(struct vhca_qp *qp)
+{
+	qp->req.retry_left = qp->attr.retry_cnt;
+}
+
 /* Complete the oldest WQE on the wire: its slot goes back to the poster. */
 static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
 {
@@ -222,8 +231,7 @@ static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
 	if (status != IB_WC_SUCCESS || qp->sig_all ||
 	    (e->flags & VHCA_SWQE_F_SIGNALED))
 		vhca_send_done(qp, &w, status);
-	/* progress: the retry counts start again */
-	qp->req.retry_left = qp->attr.retry_cnt;
+	vhca_rc_progress(qp);
 	qp->rnr_left = qp->attr.rnr_retry;
 	if (status != IB_WC_SUCCESS)
 		vhca_qp_set_error(qp);
@@ -387,6 +395,56 @@ static void vhca_rc_read_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
 	vhca_rc_request(qp, &h);
 }
 
+/* Ask for atomic @e (WQE @w). */
+static void vhca_rc_atomic_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
+			       const struct vhca_swqe *w)
+{
+	bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+	struct vhca_tx_hdr h = {
+		.opcode = VHCA_OP_RC |
+			  (cas ? VHCA_OP_CMP_SWAP : VHCA_OP_FETCH_ADD),
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = e->psn,
+		.ackreq = true,
+		.has_atomic = true,
+		.va = w->atomic.remote_addr,
+		.rkey = w->atomic.rkey,
+		/* FETCH_ADD's addend travels in the swap field */
+		.swap = cas ? w->atomic.swap : w->atomic.compare_add,
+		.compare = cas ? w->atomic.compare_add : 0,
+	};
+
+	vhca_rc_request(qp, &h);
+}
+
+/*
+ * A READ or atomic going again after a rewind (WQE @w of @len bytes, its
+ * record @e): it keeps the responses it got and asks only for the rest,
+ * or for nothing once they are all in.  Asking for a READ from its start
+ * again after its rest was asked for is not answered by every responder:
+ * rxe narrows its record of the READ to the latest request and drops one
+ * that starts before it, so the READ would wait for good.  Returns false
+ * if @e is not the record of @w (the process rewrote the slot, or nothing
+ * is going again): @w goes as new.
+ */
+static bool vhca_rc_resume(struct vhca_qp *qp, struct vhca_rc_wqe *e,
+			   const struct vhca_swqe *w, u32 len)
+{
+	if ((s32)(qp->req.sent - qp->req.next) <= 0 ||
+	    e->opcode != w->opcode || e->wr_id != w->wr_id || e->len != len ||
+	    e->psn != qp->attr.sq_psn)
+		return false;
+	if (e->got < e->npkts) {
+		if (vhca_rc_is_read(e->opcode)) {
+			e->asked = e->got;	/* the gaps before are asked for */
+			vhca_rc_read_req(qp, e, w);
+		} else {
+			vhca_rc_atomic_req(qp, e, w);
+		}
+	}
+	return true;
+}
+
 /*
  * A READ response packet went missing (a later one came): ask for the
  * rest of the READ again, from the first byte not placed.  The responder
@@ -445,7 +503,12 @@ static void vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	e->got++;
-	qp->req.retry_left = qp->attr.retry_cnt;	/* progress */
+	/*
+	 * Progress, if the oldest WQE made it: a younger READ answered while
+	 * the oldest never is must not keep the retries going for good.
+	 */
+	if (idx == qp->sq_cons)
+		vhca_rc_progress(qp);
 }
 
 /*
@@ -491,7 +554,7 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	if (qp->sq_cons != qp->req.next &&
 	    vhca_psn_diff(cb->psn, qp->req.acked) > 0) {
 		qp->req.acked = cb->psn;
-		qp->req.retry_left = qp->attr.retry_cnt;
+		vhca_rc_progress(qp);
 	}
 	if (type == VHCA_AETH_ACK) {
 		vhca_rc_advance(qp, cb->psn, true);
@@ -515,6 +578,16 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	return false;
 }
 
+/* The WQE at q->next has gone (again). */
+static void vhca_rc_next(struct vhca_qp *qp)
+{
+	struct vhca_req *q = &qp->req;
+
+	q->next++;
+	if ((s32)(q->next - q->sent) > 0)
+		q->sent = q->next;
+}
+
 /*
  * Send WQE @w (SQ index q->next) from its first packet, and remember it.
  * Returns an IB_WC_* status for a WQE that cannot go (it is not sent).
@@ -524,7 +597,6 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_rc_wqe *e = &qp->req.fl[qp->req.next & VHCA_RC_FL_MASK];
 	bool rd = vhca_rc_is_read(w->opcode), at = vhca_rc_is_atomic(w->opcode);
-	bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
 	struct vhca_seg *sseg = qp->seg;
 	u32 skip = qp->req.skip;	/* for this WQE alone */
 	struct vhca_cursor src;
@@ -542,6 +614,10 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	/* nothing else on the wire, and not going again: nothing is acked */
 	if (qp->req.next == qp->sq_cons && !qp->req.rewound)
 		qp->req.acked = (qp->attr.sq_psn - 1) & VHCA_BTH_PSN_MASK;
+	if ((rd || at) && vhca_rc_resume(qp, e, w, len)) {
+		qp->req.reads++;
+		goto sent;
+	}
 	*e = (struct vhca_rc_wqe){
 		.wr_id = w->wr_id,
 		.psn = qp->attr.sq_psn,
@@ -556,30 +632,17 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		vhca_rc_read_req(qp, e, w);
 		qp->req.reads++;
 	} else if (at) {
-		struct vhca_tx_hdr h = {
-			.opcode = VHCA_OP_RC |
-				  (cas ? VHCA_OP_CMP_SWAP : VHCA_OP_FETCH_ADD),
-			.dqpn = qp->attr.dest_qp_num,
-			.psn = e->psn,
-			.ackreq = true,
-			.has_atomic = true,
-			.va = w->atomic.remote_addr,
-			.rkey = w->atomic.rkey,
-			/* FETCH_ADD's addend travels in the swap field */
-			.swap = cas ? w->atomic.swap : w->atomic.compare_add,
-			.compare = cas ? w->atomic.compare_add : 0,
-		};
-
 		e->npkts = 1;
-		vhca_rc_request(qp, &h);
+		vhca_rc_atomic_req(qp, e, w);
 		qp->req.reads++;
 	} else {
 		src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 		e->npkts = vhca_conn_xmit(vdev, qp, w, &src, len, e->psn,
 					  skip);
 	}
+sent:
 	qp->attr.sq_psn = (e->psn + e->npkts) & VHCA_BTH_PSN_MASK;
-	qp->req.next++;
+	vhca_rc_next(qp);
 	return IB_WC_SUCCESS;
 }
 
@@ -629,7 +692,7 @@ static void vhca_rc_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 					  w->reg.access, w->reg.page_shift);
 		rcu_read_unlock();
 	}
-	qp->req.next++;
+	vhca_rc_next(qp);
 	vhca_sq_advance(qp);
 	if (status != IB_WC_SUCCESS || qp->sig_all ||
 	    (w->flags & VHCA_SWQE_F_SIGNALED))

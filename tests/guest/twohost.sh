@@ -219,6 +219,15 @@ if [ "$VHCA_GUEST" = a ]; then
 		check "guest a: $prog client on vhca0, server rxe0 in b" \
 			retry pt $prog vhca0 10.76.1.2
 	done
+	# READs asked for again in part, then whole after a timeout: rxe
+	# drops a request that starts before its latest one
+	check "guest a: netem on, with rxe0 in b" lossy on
+	reasks0=$(stat read_rest_requests)
+	check "guest a: ib_read_bw client on vhca0 on a lossy link, server rxe0 in b" \
+		retry pt ib_read_bw vhca0 -n 50 10.76.1.2
+	check "guest a: it asked rxe0 for the rest of READs (read_rest_requests)" \
+		test "$(stat read_rest_requests)" -gt "$reasks0"
+	check "guest a: netem off" lossy off
 	check "guest a: rping server on vhca0, client rxe0 in b" \
 		rp -s 10.76.1.1
 	check "guest a: rping client on vhca0, server rxe0 in b" \
@@ -313,6 +322,10 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: $prog server on rxe0, client vhca0 in a" \
 			pt $prog rxe0
 	done
+	check "guest b: netem on, with vhca0 in a" lossy on
+	check "guest b: ib_read_bw server on rxe0 on a lossy link, client vhca0 in a" \
+		pt ib_read_bw rxe0 -n 50
+	check "guest b: netem off" lossy off
 	check "guest b: rping client on rxe0 (data checked), server vhca0 in a" \
 		retry rp -c 10.76.1.1
 	check "guest b: rping server on rxe0, client vhca0 in a" \
