@@ -272,6 +272,7 @@ struct vhca_rc_wqe {
  *	so); its resend starts after them
  * @rewound: the oldest WQE is on its way again; @acked stays
  * @timed_out: the timer fired; the work retransmits
+ * @moved: the oldest WQE made progress since the timer last started
  * @timer: the retransmission timer
  * @rxq: responses from the wire, for the QP's work
  * @fl: VHCA_RC_WINDOW entries, by SQ index
@@ -288,6 +289,7 @@ struct vhca_req {
 	u32 skip;
 	bool rewound;
 	bool timed_out;
+	bool moved;
 	struct timer_list timer;
 	struct sk_buff_head rxq;
 	struct vhca_rc_wqe *fl;

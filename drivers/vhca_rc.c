@@ -107,6 +107,7 @@ void vhca_rc_req_reset(struct vhca_qp *qp)
 	qp->req.rewound = false;
 	qp->req.retry_left = qp->attr.retry_cnt;
 	WRITE_ONCE(qp->req.timed_out, false);
+	qp->req.moved = false;
 	del_timer(&qp->req.timer);
 	skb_queue_purge(&qp->req.rxq);
 	kfree_skb(qp->req.held);
@@ -211,10 +212,14 @@ static void vhca_rc_rewind(struct vhca_qp *qp, u32 skip)
 	del_timer(&q->timer);	/* restarted when they have gone again */
 }
 
-/* The oldest WQE on the wire moved on: the retries start again. */
+/*
+ * The oldest WQE on the wire moved on: the retries start again, and so
+ * does the timer, which measures how long nothing was answered.
+ */
 static void vhca_rc_progress(struct vhca_qp *qp)
 {
 	qp->req.retry_left = qp->attr.retry_cnt;
+	qp->req.moved = true;
 }
 
 /* Complete the oldest WQE on the wire: its slot goes back to the poster. */
@@ -706,7 +711,7 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 {
 	struct vhca_req *q = &qp->req;
 	enum vhca_sq_stop stop = VHCA_SQ_IDLE;
-	u32 cons = qp->sq_cons, prod;
+	u32 prod;
 	unsigned long timeout;
 	struct vhca_swqe *w;
 	struct sk_buff *skb;
@@ -786,8 +791,9 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 	timeout = vhca_rc_timeout_jiffies(qp);
 	if (qp->sq_cons == q->next)
 		del_timer(&q->timer);
-	else if (timeout && (cons != qp->sq_cons || !timer_pending(&q->timer)))
+	else if (timeout && (q->moved || !timer_pending(&q->timer)))
 		mod_timer(&q->timer, jiffies + timeout);
+	q->moved = false;
 	if (stop == VHCA_SQ_IDLE && qp->sq_cons != q->next)
 		stop = VHCA_SQ_BLOCKED;	/* responses will run it again */
 	return stop;
