@@ -17,22 +17,35 @@ gid_index() {
 	done
 }
 
+# Each pair meets on a TCP port of its own.  A client that outlives its
+# server (the server failed, or gave up waiting) then cannot meet the
+# next program's server and put the two guests out of step for the rest
+# of the run; it fails alone, and the next pair meets as planned.
+BENCH_PORT=18515
+next_port() { BENCH_PORT=$((BENCH_PORT + 1)); }
+
 measure() {
 	local dev=$1 g v
 	for _ in $(seq 50); do g=$(gid_index "$dev"); [ -n "$g" ] && break; sleep 0.2; done
 
-	v=$(pair ibv_rc_pingpong -d "$dev" -g "$g" -n "$N" | sed -n 's/.* \([0-9.]*\) usec\/iter.*/\1/p')
+	next_port
+	v=$(pair ibv_rc_pingpong -d "$dev" -p "$BENCH_PORT" -g "$g" -n "$N" | sed -n 's/.* \([0-9.]*\) usec\/iter.*/\1/p')
 	result "$dev" rc_pingpong_usec_per_iter "$v"
-	v=$(pair ibv_srq_pingpong -d "$dev" -g "$g" -n "$N" | sed -n 's/.* \([0-9.]*\) usec\/iter.*/\1/p' | head -n 1)
+	next_port
+	v=$(pair ibv_srq_pingpong -d "$dev" -p "$BENCH_PORT" -g "$g" -n "$N" | sed -n 's/.* \([0-9.]*\) usec\/iter.*/\1/p' | head -n 1)
 	result "$dev" srq_pingpong_usec_per_iter "$v"
-	v=$(pair ib_send_lat -d "$dev" -x "$g" -n "$N" -s 2 | awk '$1 == 2 { print $5 }')
+	next_port
+	v=$(pair ib_send_lat -d "$dev" -p "$BENCH_PORT" -x "$g" -n "$N" -s 2 | awk '$1 == 2 { print $5 }')
 	result "$dev" send_lat_usec "$v"
 	for t in send write read; do
-		v=$(pair "ib_${t}_bw" -d "$dev" -x "$g" -D "$D" -s 65536 | awk '$1 == 65536 { print $4 }')
+		next_port
+		v=$(pair "ib_${t}_bw" -d "$dev" -p "$BENCH_PORT" -x "$g" -D "$D" -s 65536 | awk '$1 == 65536 { print $4 }')
 		result "$dev" "${t}_bw_MBps" "$v"
 	done
-	v=$(pair ib_send_bw -d "$dev" -x "$g" -D "$D" -s 65536 --use-srq | awk '$1 == 65536 { print $4 }')
+	next_port
+	v=$(pair ib_send_bw -d "$dev" -p "$BENCH_PORT" -x "$g" -D "$D" -s 65536 --use-srq | awk '$1 == 65536 { print $4 }')
 	result "$dev" send_bw_srq_MBps "$v"
-	v=$(pair ib_send_bw -d "$dev" -x "$g" -D "$D" -s 64 | awk '$1 == 64 { print $5 }')
+	next_port
+	v=$(pair ib_send_bw -d "$dev" -p "$BENCH_PORT" -x "$g" -D "$D" -s 64 | awk '$1 == 64 { print $5 }')
 	result "$dev" send_64B_Mpps "$v"
 }
