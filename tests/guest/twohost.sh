@@ -116,6 +116,41 @@ fewer_acks() {
 	echo "sent $sent packets, received $rcvd"
 	[ $((sent * 4)) -lt "$rcvd" ]
 }
+# killed_server: an ib_write_bw server on vhca0 (port 18600) that is
+# killed with SIGKILL once b's client is writing to it
+flowing() { [ $(($(stat rcvd_pkts) - $1)) -gt 2000 ]; }
+# grew NAME VALUE: counter NAME is above VALUE now
+grew() { [ "$(stat "$1")" -gt "$2" ]; }
+killed_server() {
+	local srv rcvd0 ok=0
+	rcvd0=$(stat rcvd_pkts)
+	# no timeout(1) in between: the signal is for the program itself
+	ib_write_bw -d vhca0 -x "$(v4gid vhca0)" -m 1024 -s 65536 -D 30 \
+		-p 18600 >/dev/null 2>&1 &
+	srv=$!
+	wait_for 120 flowing "$rcvd0" || ok=1
+	kill -KILL "$srv"
+	wait "$srv"
+	return $ok
+}
+# killed_client: b's side of it.  Its server's QP is gone, so nothing
+# answers: its WRITEs must fail with RETRY_EXC_ERR (status 12) after
+# retry_cnt timeouts, and the program end, well before the test's 30 s.
+killed_client() {
+	local out rc end=$((SECONDS + 120))
+	while :; do
+		out=$(timeout 90 ib_write_bw -d vhca0 -x "$(v4gid vhca0)" \
+			-m 1024 -s 65536 -D 30 -p 18600 10.76.1.1 2>&1)
+		rc=$?
+		grep -q "remote address" <<<"$out" && break
+		[ $SECONDS -lt $end ] || { echo "never connected"; return 1; }
+		sleep 0.5
+	done
+	echo "exit status $rc"
+	grep "Failed status\|Completion with error" <<<"$out"
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
+		grep -q "Failed status 12:" <<<"$out"
+}
 # retry CMD...: a client, tried until it succeeds, since its server in
 # the other guest may not be up yet (30 s a try, 120 s in all).  When
 # none does, the output of the try that got furthest (the most lines: a
@@ -186,6 +221,11 @@ if [ "$VHCA_GUEST" = a ]; then
 	done
 	nvme_target 10.76.1.1 1 \
 		"guest a: NVMe-oF target on vhca0, host vhca0 in b"
+	nopq0=$(stat rcvd_no_qp)
+	check "guest a: SIGKILL to a WRITE server on vhca0 mid-run, client vhca0 in b" \
+		killed_server
+	check "guest a: the client's packets for the dead QP are dropped and counted (rcvd_no_qp)" \
+		wait_for 30 grew rcvd_no_qp "$nopq0"
 	check "guest a: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	check "guest a: RC server on a lossy link" rc vhca0
 	check "guest a: rping server on a lossy link" rp -s 10.76.1.1
@@ -284,6 +324,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	done
 	nvme_host 10.76.1.1 "guest b: NVMe-oF host on vhca0, target vhca0 in a"
 	check "guest b: tell a the NVMe host is done" tell 10.76.1.1 nvme-done
+	check "guest b: a WRITE client whose server was killed fails with RETRY_EXC_ERR" \
+		killed_client
 	check "guest b: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	check "guest b: RC client on a lossy link (data checked)" \
 		retry rc vhca0 10.76.1.1
