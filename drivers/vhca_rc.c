@@ -619,10 +619,8 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	/* nothing else on the wire, and not going again: nothing is acked */
 	if (qp->req.next == qp->sq_cons && !qp->req.rewound)
 		qp->req.acked = (qp->attr.sq_psn - 1) & VHCA_BTH_PSN_MASK;
-	if ((rd || at) && vhca_rc_resume(qp, e, w, len)) {
-		qp->req.reads++;
+	if ((rd || at) && vhca_rc_resume(qp, e, w, len))
 		goto sent;
-	}
 	*e = (struct vhca_rc_wqe){
 		.wr_id = w->wr_id,
 		.psn = qp->attr.sq_psn,
@@ -635,17 +633,17 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	if (rd) {
 		e->npkts = len ? DIV_ROUND_UP(len, vhca_qp_mtu(vdev, qp)) : 1;
 		vhca_rc_read_req(qp, e, w);
-		qp->req.reads++;
 	} else if (at) {
 		e->npkts = 1;
 		vhca_rc_atomic_req(qp, e, w);
-		qp->req.reads++;
 	} else {
 		src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 		e->npkts = vhca_conn_xmit(vdev, qp, w, &src, len, e->psn,
 					  skip);
 	}
 sent:
+	if (rd || at)
+		qp->req.reads++;
 	qp->attr.sq_psn = (e->psn + e->npkts) & VHCA_BTH_PSN_MASK;
 	vhca_rc_next(qp);
 	return IB_WC_SUCCESS;
