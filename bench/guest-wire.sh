@@ -48,13 +48,9 @@ cost_window() {
 	echo "$((sys + irq + sirq - k)) $((s > r ? s : r))" >"$cost"
 }
 
-# A failed perftest's own words: the lines that are neither its banner
-# ("name  : value", addresses, rules) nor its figures.  The same filter
-# as tests/guest/twodev.sh's, which keeps error lines with a colon.
-errors() {
-	grep -v 'GID:\|address:\|---\|^ *$\|^ [A-Za-z][^:]*  : \|^ *[0-9#*]' |
-		tail -n 5
-}
+# A failed perftest's last words (perftest_errors, the tests' filter)
+. tests/guest/lib.sh
+errors() { perftest_errors | tail -n 5; }
 
 # pair CMD...: a's server, or b's client (retried until the server is up).
 # It runs in a subshell of measure(), whose $dev it reads.

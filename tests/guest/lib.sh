@@ -28,6 +28,13 @@ check() {
 	fi
 }
 
+# perftest_errors: a failed perftest's own words, from its output on
+# stdin: the lines that are neither its banner ("name  : value",
+# addresses, rules) nor its figures
+perftest_errors() {
+	grep -v 'GID:\|address:\|---\|^ *$\|^ [A-Za-z][^:]*  : \|^ *[0-9#*]'
+}
+
 # check_eq WHAT GOT WANT
 check_eq() {
 	if [ "$2" = "$3" ]; then

@@ -36,8 +36,7 @@ srv_cli() {
 		# stdout is buffered and stderr is not: the errors are the
 		# lines that are neither the banner nor the figures
 		echo "server exit $s, client exit $c"
-		grep -hv 'GID:\|address:\|---\|^ *$\|^ [A-Za-z][^:]*  : \|^ *[0-9#*]' \
-			/tmp/server.log /tmp/client.log
+		cat /tmp/server.log /tmp/client.log | perftest_errors
 		return 1
 	fi
 	# a hang: where both ends wait, while they still do

@@ -116,20 +116,17 @@ fewer_acks() {
 	echo "sent $sent packets, received $rcvd"
 	[ $((sent * 4)) -lt "$rcvd" ]
 }
-# killed_server: an ib_write_bw server on vhca0 (port 18600) that is
-# killed with SIGKILL once b's client is writing to it
-flowing() { [ $(($(stat rcvd_pkts) - $1)) -gt 2000 ]; }
 # grew NAME VALUE: counter NAME is above VALUE now
 grew() { [ "$(stat "$1")" -gt "$2" ]; }
+# killed_server: a 30-second ib_write_bw server on vhca0 (port 18600)
+# that is killed with SIGKILL once b's client is writing to it
 killed_server() {
 	local srv rcvd0 ok=0
 	rcvd0=$(stat rcvd_pkts)
-	# no timeout(1) in between: the signal is for the program itself
-	ib_write_bw -d vhca0 -x "$(v4gid vhca0)" -m 1024 -s 65536 -D 30 \
-		-p 18600 >/dev/null 2>&1 &
+	T=150 pt ib_write_bw vhca0 -D 30 -p 18600 >/dev/null 2>&1 &
 	srv=$!
-	wait_for 120 flowing "$rcvd0" || ok=1
-	kill -KILL "$srv"
+	wait_for 120 grew rcvd_pkts $((rcvd0 + 2000)) || ok=1
+	pkill -KILL -x ib_write_bw	# the program, not timeout(1) around it
 	wait "$srv"
 	return $ok
 }
@@ -139,8 +136,7 @@ killed_server() {
 killed_client() {
 	local out rc end=$((SECONDS + 120))
 	while :; do
-		out=$(timeout 90 ib_write_bw -d vhca0 -x "$(v4gid vhca0)" \
-			-m 1024 -s 65536 -D 30 -p 18600 10.76.1.1 2>&1)
+		out=$(T=90 pt ib_write_bw vhca0 -D 30 -p 18600 10.76.1.1 2>&1)
 		rc=$?
 		grep -q "remote address" <<<"$out" && break
 		[ $SECONDS -lt $end ] || { echo "never connected"; return 1; }
@@ -266,7 +262,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: ib_read_bw client on vhca0 on a lossy link, server rxe0 in b" \
 		retry pt ib_read_bw vhca0 -n 50 10.76.1.2
 	check "guest a: it asked rxe0 for the rest of READs (read_rest_requests)" \
-		test "$(stat read_rest_requests)" -gt "$reasks0"
+		grew read_rest_requests "$reasks0"
 	check "guest a: netem off" lossy off
 	check "guest a: rping server on vhca0, client rxe0 in b" \
 		rp -s 10.76.1.1
