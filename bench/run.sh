@@ -8,10 +8,11 @@
 #                         vhca0 and on rxe0, and prints one table with
 #                         vhca/rxe ratios and the guest's memcpy bandwidth
 #                         as the ceiling
-#   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and then
-#                         vhca0 to vhca0 across it (bench/wire.sh); for
-#                         each bandwidth test also each guest's kernel
-#                         time per data packet in the steady state
+#   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and
+#                         vhca0 to vhca0 across it, two rounds each
+#                         (bench/wire.sh); for each bandwidth test also
+#                         each guest's kernel time per data packet in the
+#                         steady state
 #
 # The wire is tools/guest.sh's link: a unix stream between the two qemus,
 # lossless like a RoCE fabric.  (A TCP stream held bursts of small frames
@@ -25,8 +26,8 @@ cd "$VHCA_ROOT"
 
 bash tools/setup.sh
 make -s all
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+# Every figure of the last run, round by round, stays in build/.
+out=build/bench$([ "${1:-}" = --wire ] && echo -wire).results
 if [ "${1:-}" = --wire ]; then
 	tools/guest.sh --timeout 1800 --peer 'bash bench/guest-wire.sh' \
 		'bash bench/guest-wire.sh' | tee "$out" | grep -v '^RESULT' || true

@@ -2,9 +2,22 @@
 #
 # The benchmarks' table: "RESULT <vhca0|rxe0|guest> <metric> <value>"
 # lines in, one row per metric with the vhca/rxe ratio out; -v target=...
-# replaces the line that states the targets.
-$1 == "RESULT" { v[$2 "," $3] = $4; if (!($3 in seen)) { seen[$3] = 1; order[n++] = $3 } }
+# replaces the line that states the targets.  A metric measured in more
+# than one round shows the mean of the rounds that gave a figure, and
+# "(dev: k of n)" when some did not.
+$1 == "RESULT" {
+	key = $2 "," $3
+	rounds[key]++
+	if ($4 ~ /^[0-9.]+$/) { sum[key] += $4; got[key]++ }
+	if (!($3 in seen)) { seen[$3] = 1; order[n++] = $3 }
+}
 END {
+	for (key in rounds) {
+		if (!got[key]) continue
+		v[key] = sprintf("%.6g", sum[key] / got[key])
+		if (got[key] < rounds[key])
+			short[key] = sprintf(" (%s: %d of %d)", substr(key, 1, index(key, ",") - 1), got[key], rounds[key])
+	}
 	printf "%-36s %12s %12s %14s\n", "metric", "vhca0", "rxe0", "vhca/rxe"
 	# the wire benchmark's kernel time per packet comes after the figures
 	for (i = 0; i < n; i++)
@@ -16,7 +29,7 @@ END {
 		a = v["vhca0," m]; b = v["rxe0," m]
 		if (a == "") a = "n/a"; if (b == "") b = "n/a"
 		r = (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a"
-		printf "%-36s %12s %12s %14s\n", m, a, b, r
+		printf "%-36s %12s %12s %14s%s%s\n", m, a, b, r, short["vhca0," m], short["rxe0," m]
 	}
 	if (("guest,memcpy_64KiB_MBps") in v) {
 		printf "%-36s %12s  (ceiling: cache-resident buffers)\n", "guest memcpy 64KiB MBps", v["guest,memcpy_64KiB_MBps"]
