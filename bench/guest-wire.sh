@@ -4,10 +4,11 @@
 # Runs in both guests of bench/wire.sh (VHCA_GUEST is a or b), whose eth1
 # share one link: rxe0 to rxe0 and vhca0 to vhca0, the same programs
 # each time, in the rounds rxe0, vhca0, vhca0, rxe0.  The emulated hosts'
-# speed drifts within a run (one run's 64 KiB WRITE on vhca0 went from
-# 31 to 22 MB/s over ten minutes, nothing else changed), and with each
-# stack measured on both sides of the middle, a steady drift falls out of
-# the ratio.  Guest a runs the servers; b runs the clients and prints
+# speed drifts within a run (in one boot the same module and programs
+# moved 31 MB/s of 64 KiB WRITEs on vhca0, then 28 four minutes later),
+# and with each stack measured on both sides of the middle, a steady
+# drift falls out of the ratio.  A host that stalls for part of a run
+# still shows: compare the rounds in build/bench-wire.results.  Guest a runs the servers; b runs the clients and prints
 # "RESULT <dev> <metric> <value>" lines, which bench/table.awk averages.
 case ${VHCA_GUEST:-} in
 a) me=1 ;;
