@@ -8,8 +8,8 @@
 # bandwidth, a stream of small SENDs that must not draw an ACK each, rping
 # and rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several
 # SGEs, and NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in
-# b); then RC again on a link with netem's loss, delay and reordering, data
-# checked.  b swaps vhca0 for rxe0, and the same run vhca to rxe in both
+# b); then RC again on a link with netem's loss, delay and reordering
+# (rping's data checked).  b swaps vhca0 for rxe0, and the same run vhca to rxe in both
 # roles, then udaddy, rdma_post_recvv and NVMe-oF both ways.  Garbage sent
 # to vhca's port is dropped and counted in `rdma statistic`.  Guest a stays
 # up until b says it is done.  Servers start in order; clients retry until
@@ -223,7 +223,13 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: the client's packets for the dead QP are dropped and counted (rcvd_no_qp)" \
 		wait_for 30 grew rcvd_no_qp "$nopq0"
 	check "guest a: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
-	check "guest a: RC server on a lossy link" rc vhca0
+	# Not ibv_rc_pingpong: it tears its QP down with nothing to say the
+	# peer is done, so when the ACK of the other side's last SEND is lost,
+	# that SEND's resends meet no QP and it ends in RETRY_EXC_ERR (seen
+	# here once: b's client had passed), on any RC transport.  perftest
+	# meets over TCP before it lets go; rping disconnects through the CM.
+	check "guest a: ib_send_bw server on a lossy link" \
+		pt ib_send_bw vhca0 -n 50
 	check "guest a: rping server on a lossy link" rp -s 10.76.1.1
 	check "guest a: ib_write_bw server on a lossy link" \
 		pt ib_write_bw vhca0 -n 50
@@ -323,8 +329,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	check "guest b: a WRITE client whose server was killed fails with RETRY_EXC_ERR" \
 		killed_client
 	check "guest b: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
-	check "guest b: RC client on a lossy link (data checked)" \
-		retry rc vhca0 10.76.1.1
+	check "guest b: ib_send_bw client on a lossy link" \
+		retry pt ib_send_bw vhca0 -n 50 10.76.1.1
 	check "guest b: rping client on a lossy link (data checked)" \
 		retry rp -c 10.76.1.1
 	check "guest b: ib_write_bw client on a lossy link" \
