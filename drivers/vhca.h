@@ -55,10 +55,13 @@ enum vhca_counter {
 	VHCA_CNT_MAX
 };
 
+struct vhca_netsock;
+
 struct vhca_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
+	struct vhca_netsock *netsock;	/* its namespace's UDP sockets */
 	struct list_head list;		/* on vhca_dev_list */
 	/* ib_register_device() zeroes ibdev.attrs and refills it from here */
 	struct ib_device_attr attrs;
@@ -540,8 +543,8 @@ struct vhca_ud_msg {
 	u32 len;
 };
 
-void vhca_net_get(void);
-void vhca_net_put(void);
+void vhca_net_get(struct vhca_dev *vdev);
+void vhca_net_put(struct vhca_dev *vdev);
 struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 			       const struct vhca_tx_hdr *h, u32 len,
 			       u8 **payload);

@@ -145,7 +145,7 @@ int vhca_dev_list_add(struct vhca_dev *vdev)
 	mutex_unlock(&vhca_dev_lock);
 	if (!err) {
 		atomic_inc(&vhca_devs_alive);
-		vhca_net_get();
+		vhca_net_get(vdev);
 	}
 	return err;
 }
@@ -166,7 +166,7 @@ bool vhca_dev_list_del(struct vhca_dev *vdev)
 	list_del_rcu(&vdev->list);
 	mutex_unlock(&vhca_dev_lock);
 	synchronize_rcu();
-	vhca_net_put();
+	vhca_net_put(vdev);
 	return true;
 }
 

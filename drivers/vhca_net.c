@@ -54,16 +54,6 @@ static struct notifier_block vhca_netdev_nb = {
 	.notifier_call = vhca_netdev_event,
 };
 
-int vhca_net_init(void)
-{
-	return register_netdevice_notifier(&vhca_netdev_nb);
-}
-
-void vhca_net_exit(void)
-{
-	unregister_netdevice_notifier(&vhca_netdev_nb);
-}
-
 /*
  * A UD datagram for @vdev: everything after the UDP header is in the
  * linear part and the ICRC has been checked.  Returns false to drop it.
@@ -237,15 +227,31 @@ out:
 
 /*
  * RoCEv2 on the wire.  One UDP socket per address family, bound to port
- * 4791 in the initial network namespace, exists while any vhca device
- * does.  Only one RoCE stack of a host can own that port: when another
- * (rdma_rxe) has it, vhca devices carry local traffic only, and say so.
+ * 4791, exists in each network namespace that holds the netdev of a vhca
+ * device, while one does: packets arrive in the namespace of the netdev
+ * they arrive on.  Only one RoCE stack of a namespace can own that port:
+ * when another (rdma_rxe, which on Linux 6.12 binds it in the initial
+ * namespace) has it, the vhca devices there carry local traffic only, and
+ * say so.
+ *
+ * A namespace can be dismantled while a device still counts on it: its
+ * physical netdevs move back to the initial namespace, and the devices on
+ * them are unregistered from a work item, later.  The namespace's exit
+ * releases the sockets then, and the last device's put frees what is left
+ * without looking at the namespace again.
  */
-static DEFINE_MUTEX(vhca_sock_lock);	/* the sockets and their users */
-static struct socket *vhca_sock4, *vhca_sock6;
-static unsigned int vhca_sock_users;
+struct vhca_netsock {
+	struct list_head list;	/* on vhca_netsocks until its net exits */
+	struct net *net;	/* no reference: not used once off the list */
+	struct socket *sock4;
+	struct socket *sock6;
+	unsigned int users;
+};
 
-static struct socket *vhca_sock_open(int family)
+static DEFINE_MUTEX(vhca_sock_lock);	/* vhca_netsocks and their sockets */
+static LIST_HEAD(vhca_netsocks);
+
+static struct socket *vhca_sock_open(struct net *net, int family)
 {
 	struct udp_port_cfg cfg = {
 		.family = family,
@@ -262,46 +268,114 @@ static struct socket *vhca_sock_open(int family)
 		/* peers may send a zero UDP checksum: the ICRC covers it */
 		cfg.use_udp6_rx_checksums = false;
 	}
-	if (udp_sock_create(&init_net, &cfg, &sock))
+	if (udp_sock_create(net, &cfg, &sock))
 		return NULL;
-	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	setup_udp_tunnel_sock(net, sock, &tcfg);
 	return sock;
+}
+
+static void vhca_netsock_release(struct vhca_netsock *ns)
+{
+	if (ns->sock4)
+		udp_tunnel_sock_release(ns->sock4);
+	if (ns->sock6)
+		udp_tunnel_sock_release(ns->sock6);
+	ns->sock4 = NULL;
+	ns->sock6 = NULL;
+}
+
+/* The sockets of @net, opened for its first device.  vhca_sock_lock held. */
+static struct vhca_netsock *vhca_netsock_get(struct net *net)
+{
+	struct vhca_netsock *ns;
+
+	list_for_each_entry(ns, &vhca_netsocks, list) {
+		if (net_eq(ns->net, net)) {
+			ns->users++;
+			return ns;
+		}
+	}
+	ns = kzalloc(sizeof(*ns), GFP_KERNEL);
+	if (!ns)
+		return NULL;
+	ns->users = 1;
+	INIT_LIST_HEAD(&ns->list);
+	/*
+	 * A namespace on its way out gets no sockets: its exit might have
+	 * run already, and nothing would release them.  While the reference
+	 * is held its exit cannot start, and after that it finds them.
+	 */
+	if (!maybe_get_net(net))
+		return ns;
+	ns->net = net;
+	ns->sock4 = vhca_sock_open(net, AF_INET);
+	if (IS_ENABLED(CONFIG_IPV6))
+		ns->sock6 = vhca_sock_open(net, AF_INET6);
+	list_add(&ns->list, &vhca_netsocks);
+	put_net(net);
+	return ns;
 }
 
 /**
  * vhca_net_get() - a vhca device is being added: make sure of the sockets
+ * @vdev: the device, its netdev set
  *
  * Process context.  Failing to bind is not an error for the device: it
  * still moves data between the vhca devices of this host.
  */
-void vhca_net_get(void)
+void vhca_net_get(struct vhca_dev *vdev)
 {
 	mutex_lock(&vhca_sock_lock);
-	if (!vhca_sock_users++) {
-		vhca_sock4 = vhca_sock_open(AF_INET);
-		if (IS_ENABLED(CONFIG_IPV6))
-			vhca_sock6 = vhca_sock_open(AF_INET6);
-		if (!vhca_sock4)
-			pr_warn("UDP port %d is in use (by rdma_rxe?): vhca devices carry local traffic only\n",
-				VHCA_ROCE_UDP_PORT);
+	vdev->netsock = vhca_netsock_get(dev_net(vdev->ndev));
+	if (!vdev->netsock || !vdev->netsock->sock4)
+		netdev_warn(vdev->ndev,
+			    "vhca: UDP port %d is in use in its namespace (by rdma_rxe?): the device carries local traffic only\n",
+			    VHCA_ROCE_UDP_PORT);
+	mutex_unlock(&vhca_sock_lock);
+}
+
+/**
+ * vhca_net_put() - a vhca device has gone
+ * @vdev: the device, off the list and out of the receive path
+ *
+ * The last device of a namespace releases its port.  Process context.
+ */
+void vhca_net_put(struct vhca_dev *vdev)
+{
+	struct vhca_netsock *ns = vdev->netsock;
+
+	if (!ns)
+		return;
+	vdev->netsock = NULL;
+	mutex_lock(&vhca_sock_lock);
+	if (!--ns->users) {
+		vhca_netsock_release(ns);
+		list_del(&ns->list);	/* initialised: fine if already off */
+		kfree(ns);
 	}
 	mutex_unlock(&vhca_sock_lock);
 }
 
-/* The last vhca device has gone: release the port.  Process context. */
-void vhca_net_put(void)
+/* A namespace is dismantled: its sockets go, whoever still counts on them. */
+static void __net_exit vhca_net_ns_exit(struct net *net)
 {
+	struct vhca_netsock *ns;
+
 	mutex_lock(&vhca_sock_lock);
-	if (!--vhca_sock_users) {
-		if (vhca_sock4)
-			udp_tunnel_sock_release(vhca_sock4);
-		if (vhca_sock6)
-			udp_tunnel_sock_release(vhca_sock6);
-		vhca_sock4 = NULL;
-		vhca_sock6 = NULL;
+	list_for_each_entry(ns, &vhca_netsocks, list) {
+		if (net_eq(ns->net, net)) {
+			vhca_netsock_release(ns);
+			list_del_init(&ns->list);
+			ns->net = NULL;
+			break;
+		}
 	}
 	mutex_unlock(&vhca_sock_lock);
 }
+
+static struct pernet_operations vhca_pernet_ops = {
+	.exit = vhca_net_ns_exit,
+};
 
 /**
  * vhca_net_alloc() - start a packet for the wire
@@ -634,3 +708,21 @@ const struct ib_device_ops vhca_net_ops = {
 	.alloc_hw_port_stats = vhca_alloc_hw_port_stats,
 	.get_hw_stats = vhca_get_hw_stats,
 };
+
+int vhca_net_init(void)
+{
+	int err = register_pernet_subsys(&vhca_pernet_ops);
+
+	if (err)
+		return err;
+	err = register_netdevice_notifier(&vhca_netdev_nb);
+	if (err)
+		unregister_pernet_subsys(&vhca_pernet_ops);
+	return err;
+}
+
+void vhca_net_exit(void)
+{
+	unregister_netdevice_notifier(&vhca_netdev_nb);
+	unregister_pernet_subsys(&vhca_pernet_ops);
+}

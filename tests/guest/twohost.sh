@@ -7,14 +7,17 @@
 # pingpongs (RC's also on an SRQ), perftest's WRITE, READ and atomic
 # bandwidth, a stream of small SENDs that must not draw an ACK each, rping
 # and rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several
-# SGEs, and NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in
-# b); then RC again on a link with netem's loss, delay and reordering
-# (rping's data checked).  b swaps vhca0 for rxe0, and the same run vhca to rxe in both
+# SGEs, and NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b); then RC
+# again on a link with netem's loss, delay and reordering (rping's data
+# checked).  b swaps vhca0 for rxe0, and the same run vhca to rxe in both
 # roles, then udaddy, rdma_post_recvv and NVMe-oF both ways.  Garbage sent
-# to vhca's port is dropped and counted in `rdma statistic`.  Guest a stays
-# up until b says it is done.  Servers start in order; clients retry until
-# their server is up, and a step that needs both ends to finish together
-# ends with tell/hear.
+# to vhca's port is dropped and counted in `rdma statistic`.  Last, a moves
+# eth1 into a network namespace, as a container would have it, and puts
+# vhca0 on it there: rping and ib_write_bw with b's rxe0, then the
+# namespace is deleted under the device.  Guest a stays up until b says it
+# is done.  Servers start in order; clients retry until their server is
+# up, and a step that needs both ends to finish together ends with
+# tell/hear.
 . tests/guest/lib.sh
 . tests/guest/nvme.sh
 
@@ -46,6 +49,8 @@ v4gid() {
 		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1 |
 		xargs -r basename
 }
+# has_v4gid DEV: DEV lists that address (the core adds GIDs from a work item)
+has_v4gid() { [ -n "$(v4gid "$1")" ]; }
 v6gid() {
 	grep -sl "^fe80:" /sys/class/infiniband/"$1"/ports/1/gids/* |
 		head -n 1 | xargs -r basename
@@ -170,6 +175,22 @@ retry() {
 # waits for it; both go on whatever the step's result, so they stay in step
 tell() { wait_for 120 bash -c "echo $2 >/dev/tcp/$1/7000"; }
 hear() { timeout 600 busybox nc -l -p 7000 | grep -qx "$1"; }
+# in_c1 CMD...: CMD in guest a's network namespace c1; ports4791 [NS]:
+# UDP sockets bound to 4791 in namespace NS (default: the initial one)
+in_c1() { ip netns exec c1 "$@"; }
+ports4791() {
+	${1:+ip netns exec "$1"} ss -Hlun 'sport = :4791' | wc -l
+}
+# vhca0_gone: no vhca0 (a netdev's departure unregisters it from a work item)
+vhca0_gone() { wait_for 20 bash -c '! rdma link show vhca0/1'; }
+c1_enter() { ip link set eth1 netns c1 && vhca0_gone; }
+c1_link_del() { rdma link del vhca0 && [ "$(ports4791 c1)" = 0 ]; }
+# c1_delete: c1 goes with vhca0 on its eth1; eth1 comes home, vhca0 goes,
+# and nothing is left to keep vhca from unloading
+c1_delete() {
+	ip netns del c1 && wait_for 20 test -e /sys/class/net/eth1 &&
+		vhca0_gone && modprobe -r vhca
+}
 # recvv -s|-c ADDR [MODE]: rdma_post_recvv(3) (the server prints TAP)
 recvv() { timeout 60 build/tests/post_recvv "$@"; }
 # nvme_host ADDR WHAT: the NVMe-oF host's whole visit to the target at ADDR
@@ -290,6 +311,31 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: rdma statistic counts packets both ways" \
 		test "$(stat sent_pkts)" -gt 0 -a "$(stat rcvd_pkts)" -gt 0
 	check "guest a: b reports done" hear all-done
+
+	# eth1 moves into namespace c1: vhca0 on it goes, as when a netdev
+	# is removed, and comes back inside c1 with its port bound there
+	ip netns add c1
+	check "guest a: eth1 moved into namespace c1 takes vhca0 with it" \
+		c1_enter
+	in_c1 ip link set lo up
+	in_c1 ip link set eth1 up
+	in_c1 ip addr add 10.76.1.1/24 dev eth1
+	check "guest a: rdma link add vhca0 on eth1 inside c1" \
+		in_c1 rdma link add vhca0 type vhca netdev eth1
+	wait_for 10 has_v4gid vhca0
+	check_eq "guest a: UDP 4791 is bound in c1 (IPv4, IPv6), not outside" \
+		"$(ports4791 c1) $(ports4791)" "2 0"
+	check "guest a: rping server on vhca0 in c1, client rxe0 in b" \
+		in_c1 timeout 120 rping -s -a 10.76.1.1 -C 20 -S 5000
+	check "guest a: ib_write_bw server on vhca0 in c1, client rxe0 in b" \
+		in_c1 timeout 150 ib_write_bw -d vhca0 -x "$(v4gid vhca0)" \
+		-m 1024 -s 65536 -n 200
+	check "guest a: rdma link del vhca0 in c1 releases c1's port" \
+		c1_link_del
+	# and the namespace deleted under a device on its netdev
+	in_c1 rdma link add vhca0 type vhca netdev eth1
+	check "guest a: deleting c1 under vhca0 takes vhca0 and frees vhca" \
+		c1_delete
 else
 	check "guest b: UD client on vhca0, server vhca0 in a (wire)" \
 		retry ud vhca0 10.76.1.1
@@ -344,7 +390,7 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	rdma link del vhca0
 	check "guest b: rxe0 on eth1 (vhca released UDP 4791)" \
 		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
-	wait_for 10 test -n "$(v4gid rxe0)"
+	wait_for 10 has_v4gid rxe0
 	check "guest b: UD client on rxe0, server vhca0 in a" \
 		retry ud rxe0 10.76.1.1
 	check "guest b: UD server on rxe0, client vhca0 in a" ud rxe0
@@ -384,6 +430,10 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	nvme_target 10.76.1.2 0 \
 		"guest b: NVMe-oF target on rxe0, host vhca0 in a"
 	check "guest b: tell a we are done" tell 10.76.1.1 all-done
+	check "guest b: rping client on rxe0 (data checked), server vhca0 in a's namespace c1" \
+		retry rp -c 10.76.1.1
+	check "guest b: ib_write_bw client on rxe0, server vhca0 in a's namespace c1" \
+		retry pt ib_write_bw rxe0 10.76.1.1
 fi
 rdma link del vhca0 2>/dev/null
 rdma link del rxe0 2>/dev/null
