@@ -7,19 +7,20 @@
 # pingpongs (RC's also on an SRQ), perftest's WRITE, READ and atomic
 # bandwidth, a stream of small SENDs that must not draw an ACK each, rping
 # and rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several
-# SGEs, and NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b); then RC
-# again on a link with netem's loss, delay and reordering (rping's data
-# checked).  b swaps vhca0 for rxe0, and the same run vhca to rxe in both
-# roles, then udaddy, rdma_post_recvv and NVMe-oF both ways.  Garbage sent
-# to vhca's port is dropped and counted in `rdma statistic`.  Last, a moves
-# eth1 into a network namespace, as a container would have it, and puts
-# vhca0 on it there: rping and ib_write_bw with b's rxe0, then the
-# namespace is deleted under the device.  Guest a stays up until b says it
-# is done.  Servers start in order; clients retry until their server is
-# up, and a step that needs both ends to finish together ends with
-# tell/hear.
+# SGEs, NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b) and iSER
+# (ib_isert in a, ib_iser in b); then RC again on a link with netem's
+# loss, delay and reordering (rping's data checked).  b swaps vhca0 for
+# rxe0, and the same run vhca to rxe in both roles, then udaddy,
+# rdma_post_recvv, NVMe-oF and iSER both ways.  Garbage sent to vhca's
+# port is dropped and counted in `rdma statistic`.  Last, a moves eth1
+# into a network namespace, as a container would have it, and puts vhca0
+# on it there: rping and ib_write_bw with b's rxe0, then the namespace is
+# deleted under the device.  Guest a stays up until b says it is done.
+# Servers start in order; clients retry until their server is up, and a
+# step that needs both ends to finish together ends with tell/hear.
 . tests/guest/lib.sh
 . tests/guest/nvme.sh
+. tests/guest/iscsi.sh
 
 case ${VHCA_GUEST:-} in
 a) me=1 peer=2 ;;
@@ -209,6 +210,22 @@ nvme_target() {
 	check "$3: target removed" nvme_target_down
 }
 
+# iser_target ADDR WHAT: a LIO iSER target at ADDR for one initiator's visit
+iser_target() {
+	check "$2: LIO iSER target up" iser_target_up "$1"
+	check "$2: the initiator reports done" hear iser-done
+	check "$2: target removed, ib_isert unloaded" iser_target_down "$1"
+}
+# iser_initiator ADDR WHAT: the ib_iser initiator's whole visit to ADDR
+iser_initiator() {
+	check "$2: discovery and login over iSER" wait_for 120 iser_login "$1"
+	check "$2: the session's transport is iSER" iser_transport_is_iser
+	check "$2: 8 MiB written and read back" iser_roundtrip
+	check "$2: logout" iser_logout "$1"
+	check "$2: no session or disk left" wait_for 20 iser_no_session
+	check "$2: ib_iser unloads" modprobe -r ib_iser
+}
+
 if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: UD server on vhca0, client vhca0 in b (wire)" \
 		ud vhca0
@@ -238,6 +255,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	done
 	nvme_target 10.76.1.1 1 \
 		"guest a: NVMe-oF target on vhca0, host vhca0 in b"
+	iser_target 10.76.1.1 "guest a: iSER target on vhca0, initiator vhca0 in b"
 	nopq0=$(stat rcvd_no_qp)
 	check "guest a: SIGKILL to a WRITE server on vhca0 mid-run, client vhca0 in b" \
 		killed_server
@@ -301,8 +319,13 @@ if [ "$VHCA_GUEST" = a ]; then
 		recvv -s 10.76.1.1 small
 	nvme_target 10.76.1.1 0 \
 		"guest a: NVMe-oF target on vhca0, host rxe0 in b"
+	iser_target 10.76.1.1 "guest a: iSER target on vhca0, initiator rxe0 in b"
 	nvme_host 10.76.1.2 "guest a: NVMe-oF host on vhca0, target rxe0 in b"
 	check "guest a: tell b the NVMe host is done" tell 10.76.1.2 nvme-done
+	iser_initiator 10.76.1.2 \
+		"guest a: iSER initiator on vhca0, target rxe0 in b"
+	check "guest a: tell b the iSER initiator is done" \
+		tell 10.76.1.2 iser-done
 	# b sent 5 datagrams of garbage and one too short after its first test
 	check "guest a: garbage is dropped and counted (rcvd_bad_icrc >= 5)" \
 		test "$(stat rcvd_bad_icrc)" -ge 5
@@ -372,6 +395,10 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	done
 	nvme_host 10.76.1.1 "guest b: NVMe-oF host on vhca0, target vhca0 in a"
 	check "guest b: tell a the NVMe host is done" tell 10.76.1.1 nvme-done
+	iser_initiator 10.76.1.1 \
+		"guest b: iSER initiator on vhca0, target vhca0 in a"
+	check "guest b: tell a the iSER initiator is done" \
+		tell 10.76.1.1 iser-done
 	check "guest b: a WRITE client whose server was killed fails with RETRY_EXC_ERR" \
 		killed_client
 	check "guest b: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
@@ -427,8 +454,13 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		retry recvv -c 10.76.1.1
 	nvme_host 10.76.1.1 "guest b: NVMe-oF host on rxe0, target vhca0 in a"
 	check "guest b: tell a the NVMe host is done" tell 10.76.1.1 nvme-done
+	iser_initiator 10.76.1.1 \
+		"guest b: iSER initiator on rxe0, target vhca0 in a"
+	check "guest b: tell a the iSER initiator is done" \
+		tell 10.76.1.1 iser-done
 	nvme_target 10.76.1.2 0 \
 		"guest b: NVMe-oF target on rxe0, host vhca0 in a"
+	iser_target 10.76.1.2 "guest b: iSER target on rxe0, initiator vhca0 in a"
 	check "guest b: tell a we are done" tell 10.76.1.1 all-done
 	check "guest b: rping client on rxe0 (data checked), server vhca0 in a's namespace c1" \
 		retry rp -c 10.76.1.1
