@@ -4,17 +4,18 @@
 # Runs in both guests of a two-guest boot (VHCA_GUEST is a or b): eth1 of
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
 # over that link.  Then RoCEv2 on the wire, vhca to vhca: UD, UC and RC
-# pingpongs (RC's also on an SRQ), perftest's WRITE, READ and atomic
-# bandwidth, a stream of small SENDs that must not draw an ACK each, rping
+# pingpongs (RC's also on an SRQ), perftest's WRITE (also on 8 QPs), READ
+# and atomic bandwidth, a stream of small SENDs that must not draw an ACK each, rping
 # and rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several
 # SGEs, NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b) and iSER
 # (ib_isert in a, ib_iser in b); then RC again on a link with netem's
 # loss, delay and reordering (rping's data checked).  b swaps vhca0 for
 # rxe0, and the same run vhca to rxe in both roles, then udaddy,
 # rdma_post_recvv, NVMe-oF and iSER both ways.  Garbage sent to vhca's
-# port is dropped and counted in `rdma statistic`.  Last, a moves eth1
-# into a network namespace, as a container would have it, and puts vhca0
-# on it there: rping and ib_write_bw with b's rxe0, then the namespace is
+# port is dropped and counted in `rdma statistic`.  Last, a deletes vhca0
+# under a WRITE server that b's rxe0 is writing to, then moves eth1 into
+# a network namespace, as a container would have it, and puts vhca0 on it
+# there: rping and ib_write_bw with b's rxe0, then the namespace is
 # deleted under the device.  Guest a stays up until b says it is done.
 # Servers start in order; clients retry until their server is up, and a
 # step that needs both ends to finish together ends with tell/hear.
@@ -136,33 +137,73 @@ killed_server() {
 	wait "$srv"
 	return $ok
 }
-# killed_client: b's side of it.  Its server's QP is gone, so nothing
-# answers: its WRITEs must fail with RETRY_EXC_ERR (status 12) after
-# retry_cnt timeouts, and the program end, well before the test's 30 s.
-killed_client() {
-	local out rc end=$((SECONDS + 120))
+# deleted_server: the same, but the server's device is deleted under it
+# (rdma link del) instead: the deletion returns, the server ends (told
+# by its device's fatal event, or by its client's end) before its
+# timeout, and vhca0 comes back for what follows
+deleted_server() {
+	local srv rcvd0 ok=0 rc
+	rcvd0=$(stat rcvd_pkts)
+	T=150 pt ib_write_bw vhca0 -D 30 -p 18601 >/tmp/deleted.log 2>&1 &
+	srv=$!
+	wait_for 120 grew rcvd_pkts $((rcvd0 + 2000)) || ok=1
+	timeout 60 rdma link del vhca0 || { echo "link del: $?"; ok=1; }
+	wait "$srv"
+	rc=$?
+	echo "server exit status $rc"
+	[ "$rc" -ne 124 ] || ok=1
+	rdma link add vhca0 type vhca netdev eth1 &&
+		wait_for 10 has_v4gid vhca0 || ok=1
+	return $ok
+}
+# write_client DEV PORT: a 30-second ib_write_bw client on DEV for a's
+# server on PORT, tried until it meets the server; its output and exit
+# status go to the caller's $out and $rc
+write_client() {
+	local end=$((SECONDS + 120))
 	while :; do
-		out=$(T=90 pt ib_write_bw vhca0 -D 30 -p 18600 10.76.1.1 2>&1)
+		out=$(T=90 pt ib_write_bw "$1" -D 30 -p "$2" 10.76.1.1 2>&1)
 		rc=$?
-		grep -q "remote address" <<<"$out" && break
+		grep -q "remote address" <<<"$out" && return 0
 		[ $SECONDS -lt $end ] || { echo "never connected"; return 1; }
 		sleep 0.5
 	done
+}
+# killed_client: b's side of killed_server.  Its server's QP is gone, so
+# nothing answers: its WRITEs must fail with RETRY_EXC_ERR (status 12)
+# after retry_cnt timeouts, and the program end, well before its 30 s.
+killed_client() {
+	local out rc
+	write_client vhca0 18600 || return 1
 	echo "exit status $rc"
 	grep "Failed status\|Completion with error" <<<"$out"
 	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] &&
 		grep -q "Failed status 12:" <<<"$out"
 }
+# deleted_client: b's side of deleted_server, on rxe0.  rxe takes a
+# retry_cnt of 7, perftest's, as "retry for ever" (rxe_comp.c), where the
+# IBA has 7 retries; so its WRITEs into the void do not fail, and it ends
+# when its 30 s are up.  It must have met its server, and end on its own.
+deleted_client() {
+	local out rc
+	write_client rxe0 18601 || return 1
+	echo "exit status $rc"
+	[ "$rc" -ne 124 ]
+}
 # retry CMD...: a client, tried until it succeeds, since its server in
 # the other guest may not be up yet (30 s a try, 120 s in all).  When
 # none does, the output of the try that got furthest (the most lines: a
-# server not up yet draws a line or two) says why.
+# server not up yet draws a line or two) says why, with its exit status
+# (124: it timed out) and vhca0's counters right after it.
 retry() {
-	local end=$((SECONDS + 120)) out best='' n=-1 k
+	local end=$((SECONDS + 120)) out best='' n=-1 k rc
 	until out=$(T=30 "$@" 2>&1); do
+		rc=$?
 		k=$(wc -l <<<"$out")
 		if [ "$k" -gt "$n" ]; then
-			best=$out
+			best="$out
+exit status $rc
+$(rdma statistic show link vhca0/1 2>/dev/null)"
 			n=$k
 		fi
 		if [ $SECONDS -ge $end ]; then
@@ -240,6 +281,8 @@ if [ "$VHCA_GUEST" = a ]; then
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
 			pt $prog vhca0
 	done
+	check "guest a: ib_write_bw server with 8 QPs on vhca0, client vhca0 in b" \
+		pt ib_write_bw vhca0 -q 8
 	sent0=$(stat sent_pkts) rcvd0=$(stat rcvd_pkts)
 	check "guest a: 5000 64-byte SENDs to vhca0 from vhca0 in b" small vhca0
 	# b asks for an ACK every 32 packets and at the end of a burst
@@ -334,6 +377,8 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: rdma statistic counts packets both ways" \
 		test "$(stat sent_pkts)" -gt 0 -a "$(stat rcvd_pkts)" -gt 0
 	check "guest a: b reports done" hear all-done
+	check "guest a: rdma link del vhca0 under a WRITE server, client rxe0 in b" \
+		deleted_server
 
 	# eth1 moves into namespace c1: vhca0 on it goes, as when a netdev
 	# is removed, and comes back inside c1 with its port bound there
@@ -383,6 +428,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
 	done
+	check "guest b: ib_write_bw client with 8 QPs on vhca0, server vhca0 in a" \
+		retry pt ib_write_bw vhca0 -q 8 10.76.1.1
 	check "guest b: 5000 64-byte SENDs from vhca0 to vhca0 in a" \
 		retry small vhca0 10.76.1.1
 	check "guest b: rping client on vhca0 (data checked), server vhca0 in a" \
@@ -462,6 +509,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		"guest b: NVMe-oF target on rxe0, host vhca0 in a"
 	iser_target 10.76.1.2 "guest b: iSER target on rxe0, initiator vhca0 in a"
 	check "guest b: tell a we are done" tell 10.76.1.1 all-done
+	check "guest b: a WRITE client on rxe0 whose server's vhca0 is deleted connects and ends" \
+		deleted_client
 	check "guest b: rping client on rxe0 (data checked), server vhca0 in a's namespace c1" \
 		retry rp -c 10.76.1.1
 	check "guest b: ib_write_bw client on rxe0, server vhca0 in a's namespace c1" \
