@@ -42,6 +42,11 @@ measure() {
 		v=$(pair "ib_${t}_bw" -d "$dev" -p "$BENCH_PORT" -x "$g" -D "$D" -s 65536 | awk '$1 == 65536 { print $4 }')
 		result "$dev" "${t}_bw_MBps" "$v"
 	done
+	# several QPs: the engine's work and the receive path spread over
+	# the CPUs (no lock shared between QPs on the way)
+	next_port
+	v=$(pair ib_write_bw -d "$dev" -p "$BENCH_PORT" -x "$g" -D "$D" -s 65536 -q 4 | awk '$1 == 65536 { print $4 }')
+	result "$dev" write_bw_4qp_MBps "$v"
 	next_port
 	v=$(pair ib_send_bw -d "$dev" -p "$BENCH_PORT" -x "$g" -D "$D" -s 65536 --use-srq | awk '$1 == 65536 { print $4 }')
 	result "$dev" send_bw_srq_MBps "$v"
