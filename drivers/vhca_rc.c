@@ -353,6 +353,30 @@ static struct vhca_rc_wqe *vhca_rc_advance(struct vhca_qp *qp, u32 psn,
 	return NULL;
 }
 
+/*
+ * Whether an ACK or NAK naming @psn may be for this requester: not beyond
+ * the latest PSN it sent.  One beyond (a stale packet for an earlier QP of
+ * this number, which real HCAs avoid by not reusing numbers at once, or a
+ * forged one) would complete WQEs that never reached the responder, and
+ * take them off the wire for good.  Behind is harmless: what it speaks of
+ * is complete.
+ */
+static bool vhca_rc_psn_sent(struct vhca_qp *qp, u32 psn)
+{
+	const struct vhca_req *q = &qp->req;
+	const struct vhca_rc_wqe *e;
+	u32 last;
+
+	if (q->sent == qp->sq_cons) {
+		last = qp->attr.sq_psn - 1;
+	} else {
+		/* the latest WQE sent, even after a rewind */
+		e = &q->fl[(q->sent - 1) & VHCA_RC_FL_MASK];
+		last = e->psn + e->npkts - 1;
+	}
+	return vhca_psn_diff(psn, last & VHCA_BTH_PSN_MASK) <= 0;
+}
+
 /* The SQ index of the WQE on the wire that @psn is one of, or -1. */
 static s64 vhca_rc_find(struct vhca_qp *qp, u32 psn)
 {
@@ -556,6 +580,10 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	 * is further than before, the responder made progress, even inside
 	 * one long WQE: the retries start again.
 	 */
+	if (!vhca_rc_psn_sent(qp, cb->psn)) {
+		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_UNEXPECTED);
+		return false;
+	}
 	if (qp->sq_cons != qp->req.next &&
 	    vhca_psn_diff(cb->psn, qp->req.acked) > 0) {
 		qp->req.acked = cb->psn;

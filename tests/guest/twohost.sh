@@ -156,6 +156,42 @@ deleted_server() {
 		wait_for 10 has_v4gid vhca0 || ok=1
 	return $ok
 }
+# forged_ack_server: an 8-second ib_write_bw server on vhca0 (port 18602)
+# that, once b's client is writing to it, sends b's QP valid-looking ACKs
+# for a PSN far beyond any it has sent (tests/guest/forge_ack.py).  Its
+# QP says which: the remote QPN, and the PSN it expects next (rq-psn).
+forged_ack_server() {
+	local srv rcvd0 qpn psn ok=0
+	rcvd0=$(stat rcvd_pkts)
+	T=90 pt ib_write_bw vhca0 -D 8 -p 18602 >/dev/null 2>&1 &
+	srv=$!
+	wait_for 60 grew rcvd_pkts $((rcvd0 + 2000)) || ok=1
+	read -r qpn psn <<<"$(rdma res show qp link vhca0/1 | awk '
+		/type RC/ && /comm ib_write_bw/ {
+			for (i = 1; i < NF; i++) {
+				if ($i == "rqpn") q = $(i + 1)
+				if ($i == "rq-psn") p = $(i + 1)
+			}
+		}
+		END { print q, p }')"
+	echo "b's QPN $qpn, next PSN $psn"
+	for _ in 1 2 3; do
+		python3 tests/guest/forge_ack.py 10.76.1.1 10.76.1.2 "$qpn" \
+			$((psn + 0x400000)) || ok=1
+	done
+	wait "$srv" || ok=1
+	return $ok
+}
+# forged_ack_client: b's side.  The ACK is dropped and counted
+# (rcvd_unexpected); believed, it would have completed WRITEs a never got.
+forged_ack_client() {
+	local u0 u1
+	u0=$(stat rcvd_unexpected)
+	retry pt ib_write_bw vhca0 -D 8 -p 18602 10.76.1.1 || return 1
+	u1=$(stat rcvd_unexpected)
+	echo "rcvd_unexpected $u0 -> $u1"
+	[ "$u1" -gt "$u0" ]
+}
 # write_client DEV PORT: a 30-second ib_write_bw client on DEV for a's
 # server on PORT, tried until it meets the server; its output and exit
 # status go to the caller's $out and $rc
@@ -304,6 +340,8 @@ if [ "$VHCA_GUEST" = a ]; then
 		killed_server
 	check "guest a: the client's packets for the dead QP are dropped and counted (rcvd_no_qp)" \
 		wait_for 30 grew rcvd_no_qp "$nopq0"
+	check "guest a: WRITE server on vhca0 sends b's client a forged ACK" \
+		forged_ack_server
 	check "guest a: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	# Not ibv_rc_pingpong: it tears its QP down with nothing to say the
 	# peer is done, so when the ACK of the other side's last SEND is lost,
@@ -448,6 +486,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		tell 10.76.1.1 iser-done
 	check "guest b: a WRITE client whose server was killed fails with RETRY_EXC_ERR" \
 		killed_client
+	check "guest b: an ACK beyond any PSN sent is dropped and counted, the WRITEs go on" \
+		forged_ack_client
 	check "guest b: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	check "guest b: ib_send_bw client on a lossy link" \
 		retry pt ib_send_bw vhca0 -n 50 10.76.1.1
