@@ -284,16 +284,25 @@ static void vhca_netsock_release(struct vhca_netsock *ns)
 	ns->sock6 = NULL;
 }
 
-/* The sockets of @net, opened for its first device.  vhca_sock_lock held. */
-static struct vhca_netsock *vhca_netsock_get(struct net *net)
+/* The sockets of @net, if it has them.  vhca_sock_lock held. */
+static struct vhca_netsock *vhca_netsock_find(struct net *net)
 {
 	struct vhca_netsock *ns;
 
-	list_for_each_entry(ns, &vhca_netsocks, list) {
-		if (net_eq(ns->net, net)) {
-			ns->users++;
+	list_for_each_entry(ns, &vhca_netsocks, list)
+		if (net_eq(ns->net, net))
 			return ns;
-		}
+	return NULL;
+}
+
+/* The sockets of @net, opened for its first device.  vhca_sock_lock held. */
+static struct vhca_netsock *vhca_netsock_get(struct net *net)
+{
+	struct vhca_netsock *ns = vhca_netsock_find(net);
+
+	if (ns) {
+		ns->users++;
+		return ns;
 	}
 	ns = kzalloc(sizeof(*ns), GFP_KERNEL);
 	if (!ns)
@@ -362,13 +371,11 @@ static void __net_exit vhca_net_ns_exit(struct net *net)
 	struct vhca_netsock *ns;
 
 	mutex_lock(&vhca_sock_lock);
-	list_for_each_entry(ns, &vhca_netsocks, list) {
-		if (net_eq(ns->net, net)) {
-			vhca_netsock_release(ns);
-			list_del_init(&ns->list);
-			ns->net = NULL;
-			break;
-		}
+	ns = vhca_netsock_find(net);
+	if (ns) {
+		vhca_netsock_release(ns);
+		list_del_init(&ns->list);
+		ns->net = NULL;
 	}
 	mutex_unlock(&vhca_sock_lock);
 }

@@ -575,15 +575,15 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 		return false;
 	}
 
+	if (!vhca_rc_psn_sent(qp, cb->psn)) {
+		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_UNEXPECTED);
+		return false;
+	}
 	/*
 	 * An ACK or a NAK: everything before its PSN has arrived.  If that
 	 * is further than before, the responder made progress, even inside
 	 * one long WQE: the retries start again.
 	 */
-	if (!vhca_rc_psn_sent(qp, cb->psn)) {
-		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_UNEXPECTED);
-		return false;
-	}
 	if (qp->sq_cons != qp->req.next &&
 	    vhca_psn_diff(cb->psn, qp->req.acked) > 0) {
 		qp->req.acked = cb->psn;
