@@ -5,9 +5,9 @@
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
 # over that link.  Then RoCEv2 on the wire, vhca to vhca: UD, UC and RC
 # pingpongs (RC's also on an SRQ), perftest's WRITE (also on 8 QPs), READ
-# and atomic bandwidth, a stream of small SENDs that must not draw an ACK each, rping
-# and rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several
-# SGEs, NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b) and iSER
+# and atomic bandwidth, a stream of small SENDs that must not draw an ACK
+# each, rping and rdma_server/rdma_client (RDMA CM), rdma_post_recvv into
+# several SGEs, NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b) and iSER
 # (ib_isert in a, ib_iser in b); then RC again on a link with netem's
 # loss, delay and reordering (rping's data checked).  b swaps vhca0 for
 # rxe0, and the same run vhca to rxe in both roles, then udaddy,
@@ -125,14 +125,22 @@ fewer_acks() {
 }
 # grew NAME VALUE: counter NAME is above VALUE now
 grew() { [ "$(stat "$1")" -gt "$2" ]; }
+# write_server SECONDS PORT WAIT: an ib_write_bw server on vhca0 for
+# SECONDS, in the background (its PID in the caller's $srv; T bounds it as
+# for pt), returning once b's client is writing to it (2000 packets in,
+# at most WAIT seconds)
+write_server() {
+	local rcvd0
+	rcvd0=$(stat rcvd_pkts)
+	pt ib_write_bw vhca0 -D "$1" -p "$2" >/dev/null 2>&1 &
+	srv=$!
+	wait_for "$3" grew rcvd_pkts $((rcvd0 + 2000))
+}
 # killed_server: a 30-second ib_write_bw server on vhca0 (port 18600)
 # that is killed with SIGKILL once b's client is writing to it
 killed_server() {
-	local srv rcvd0 ok=0
-	rcvd0=$(stat rcvd_pkts)
-	T=150 pt ib_write_bw vhca0 -D 30 -p 18600 >/dev/null 2>&1 &
-	srv=$!
-	wait_for 120 grew rcvd_pkts $((rcvd0 + 2000)) || ok=1
+	local srv ok=0
+	T=150 write_server 30 18600 120 || ok=1
 	pkill -KILL -x ib_write_bw	# the program, not timeout(1) around it
 	wait "$srv"
 	return $ok
@@ -142,11 +150,8 @@ killed_server() {
 # by its device's fatal event, or by its client's end) before its
 # timeout, and vhca0 comes back for what follows
 deleted_server() {
-	local srv rcvd0 ok=0 rc
-	rcvd0=$(stat rcvd_pkts)
-	T=150 pt ib_write_bw vhca0 -D 30 -p 18601 >/tmp/deleted.log 2>&1 &
-	srv=$!
-	wait_for 120 grew rcvd_pkts $((rcvd0 + 2000)) || ok=1
+	local srv ok=0 rc
+	T=150 write_server 30 18601 120 || ok=1
 	timeout 60 rdma link del vhca0 || { echo "link del: $?"; ok=1; }
 	wait "$srv"
 	rc=$?
@@ -161,11 +166,8 @@ deleted_server() {
 # for a PSN far beyond any it has sent (tests/guest/forge_ack.py).  Its
 # QP says which: the remote QPN, and the PSN it expects next (rq-psn).
 forged_ack_server() {
-	local srv rcvd0 qpn psn ok=0
-	rcvd0=$(stat rcvd_pkts)
-	T=90 pt ib_write_bw vhca0 -D 8 -p 18602 >/dev/null 2>&1 &
-	srv=$!
-	wait_for 60 grew rcvd_pkts $((rcvd0 + 2000)) || ok=1
+	local srv qpn psn ok=0
+	T=90 write_server 8 18602 60 || ok=1
 	read -r qpn psn <<<"$(rdma res show qp link vhca0/1 | awk '
 		/type RC/ && /comm ib_write_bw/ {
 			for (i = 1; i < NF; i++) {
