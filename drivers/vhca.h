@@ -76,6 +76,7 @@ struct vhca_dev {
 	struct xarray mr_xa;	/* key >> 8 -> struct vhca_mr */
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
 	atomic_t mr_variant;	/* low key byte, so stale keys miss */
+	atomic_t rc_busy;	/* RC QPs with requests on the wire */
 	atomic64_t cnt[VHCA_CNT_MAX];
 };
 
@@ -276,6 +277,7 @@ struct vhca_rc_wqe {
  * @rewound: the oldest WQE is on its way again; @acked stays
  * @timed_out: the timer fired; the work retransmits
  * @moved: the oldest WQE made progress since the timer last started
+ * @busy: counted in the device's rc_busy: WQEs are on the wire
  * @timer: the retransmission timer
  * @rxq: responses from the wire, for the QP's work
  * @fl: VHCA_RC_WINDOW entries, by SQ index
@@ -293,6 +295,7 @@ struct vhca_req {
 	bool rewound;
 	bool timed_out;
 	bool moved;
+	bool busy;
 	struct timer_list timer;
 	struct sk_buff_head rxq;
 	struct vhca_rc_wqe *fl;

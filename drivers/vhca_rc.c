@@ -29,14 +29,28 @@
 
 #define VHCA_RC_FL_MASK		(VHCA_RC_WINDOW - 1)
 /*
- * Packets on the wire at most, unless one WQE has more.  After a loss
- * go-back-N sends them all again, so this is what a loss can cost; RoCE
- * runs on lossless Ethernet, where the bound is what keeps the path full.
- * Between two emulated hosts on a lossless link, 64 KiB WRITEs moved 21
- * MB/s at 64, 27 at 256 and 41 at 512 and at 768; at 1024 the sender's
- * own qdisc began to drop (bench/wire.sh, the retrans_pkts counter).
+ * Packets on the wire at most for one QP, unless one WQE has more.  After
+ * a loss go-back-N sends them all again, so this is what a loss can cost;
+ * RoCE runs on lossless Ethernet, where the bound is what keeps the path
+ * full.  Between two emulated hosts on a lossless link, 64 KiB WRITEs
+ * moved 21 MB/s at 64, 27 at 256 and 41 at 512 and at 768; at 1024 the
+ * sender's own qdisc began to drop (bench/wire.sh, the retrans_pkts
+ * counter).
  */
 #define VHCA_RC_MAX_PKTS	512
+/*
+ * The same for all of a device's RC QPs together, split evenly among
+ * those with requests on the wire (vhca_rc_max_pkts()): the packets wait
+ * in one qdisc, whichever QP sent them.  With 512 for each QP, four QPs
+ * had fq_codel drop 153 packets in 5 s and go-back-N send one in six
+ * again, and eight QPs sent four in ten again and fell to 9 MB/s.  Of
+ * these bounds, 64 KiB WRITEs on 4 and on 8 QPs moved 45 and 44 MB/s at
+ * 512, 48 and 51 at 768 and 52-53 and 58-62 at 1024, with no packet sent
+ * again (two boots); at 1280 and 1536 packets were lost again.
+ */
+#define VHCA_RC_DEV_PKTS	1024
+/* A QP's share never goes below this, however many QPs are busy. */
+#define VHCA_RC_MIN_PKTS	16
 /*
  * A request packet asks for an ACK at least this often.  The last packet
  * sent in a run of the send ring asks too: the responder ACKs only what
@@ -80,6 +94,30 @@ int vhca_rc_req_init(struct vhca_qp *qp)
 	return 0;
 }
 
+/* Count @qp in or out of its device's RC QPs with requests on the wire. */
+static void vhca_rc_set_busy(struct vhca_qp *qp, bool busy)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+
+	if (qp->req.busy == busy)
+		return;
+	qp->req.busy = busy;
+	if (busy)
+		atomic_inc(&vdev->rc_busy);
+	else
+		atomic_dec(&vdev->rc_busy);
+}
+
+/* @qp's share of VHCA_RC_DEV_PKTS, itself counted as busy. */
+static u32 vhca_rc_max_pkts(struct vhca_qp *qp)
+{
+	int busy = atomic_read(&to_vdev(qp->ibqp.device)->rc_busy) +
+		   !qp->req.busy;
+
+	return clamp_t(u32, VHCA_RC_DEV_PKTS / max(busy, 1), VHCA_RC_MIN_PKTS,
+		       VHCA_RC_MAX_PKTS);
+}
+
 /**
  * vhca_rc_req_destroy() - tear down an RC QP's requester
  * @qp: the QP, no longer findable by QPN (after a grace period), its
@@ -89,6 +127,7 @@ void vhca_rc_req_destroy(struct vhca_qp *qp)
 {
 	if (!qp->req.fl)
 		return;
+	vhca_rc_set_busy(qp, false);
 	skb_queue_purge(&qp->req.rxq);
 	kvfree(qp->req.fl);
 	qp->req.fl = NULL;
@@ -112,6 +151,7 @@ void vhca_rc_req_reset(struct vhca_qp *qp)
 	skb_queue_purge(&qp->req.rxq);
 	kfree_skb(qp->req.held);
 	qp->req.held = NULL;
+	vhca_rc_set_busy(qp, false);
 }
 
 /* Send the packet held back, first asking for an ACK if @ack. */
@@ -692,7 +732,7 @@ static bool vhca_rc_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	if (q->next != qp->sq_cons &&
 	    vhca_psn_diff(qp->attr.sq_psn,
 			  q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn) >=
-	    VHCA_RC_MAX_PKTS)
+	    vhca_rc_max_pkts(qp))
 		return false;
 	if (vhca_rc_is_rd_atomic(w->opcode) &&
 	    q->reads >= max_t(u8, qp->attr.max_rd_atomic, 1))
@@ -841,6 +881,7 @@ enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
 	enum vhca_sq_stop stop = vhca_rc_pump(qp, budget);
 
 	vhca_rc_flush(qp, true);	/* the last packet of the run asks */
+	vhca_rc_set_busy(qp, qp->sq_cons != qp->req.next);
 	return stop;
 }
 
