@@ -4,11 +4,12 @@
 # Runs in both guests of a two-guest boot (VHCA_GUEST is a or b): eth1 of
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
 # over that link.  Then RoCEv2 on the wire, vhca to vhca: UD, UC and RC
-# pingpongs (RC's also on an SRQ), perftest's WRITE (also on 8 QPs), READ
-# and atomic bandwidth, a stream of small SENDs that must not draw an ACK
-# each, rping and rdma_server/rdma_client (RDMA CM), rdma_post_recvv into
-# several SGEs, NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b) and iSER
-# (ib_isert in a, ib_iser in b); then RC again on a link with netem's
+# pingpongs (RC's also on an SRQ), perftest's WRITE (also on 8 QPs, with
+# next to no packet sent again), READ and atomic bandwidth, a stream of
+# small SENDs that must not draw an ACK each, rping and
+# rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several SGEs,
+# NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b) and iSER (ib_isert
+# in a, ib_iser in b); then RC again on a link with netem's
 # loss, delay and reordering (rping's data checked).  b swaps vhca0 for
 # rxe0, and the same run vhca to rxe in both roles, then udaddy,
 # rdma_post_recvv, NVMe-oF and iSER both ways.  Garbage sent to vhca's
@@ -122,6 +123,13 @@ fewer_acks() {
 	local sent=$(($(stat sent_pkts) - $1)) rcvd=$(($(stat rcvd_pkts) - $2))
 	echo "sent $sent packets, received $rcvd"
 	[ $((sent * 4)) -lt "$rcvd" ]
+}
+# few_resends SENT0 RESENT0: since sent_pkts and retrans_pkts read SENT0
+# and RESENT0, vhca0 sent fewer than 2% of its packets again
+few_resends() {
+	local sent=$(($(stat sent_pkts) - $1)) re=$(($(stat retrans_pkts) - $2))
+	echo "sent $sent packets, $re of them again"
+	[ "$sent" -gt 0 ] && [ $((re * 50)) -lt "$sent" ]
 }
 # grew NAME VALUE: counter NAME is above VALUE now
 grew() { [ "$(stat "$1")" -gt "$2" ]; }
@@ -468,8 +476,14 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
 	done
+	sent0=$(stat sent_pkts) resent0=$(stat retrans_pkts)
 	check "guest b: ib_write_bw client with 8 QPs on vhca0, server vhca0 in a" \
 		retry pt ib_write_bw vhca0 -q 8 10.76.1.1
+	# The QPs split one bound on the device's packets on the wire, so
+	# they do not fill eth1's qdisc until fq_codel drops (4096 packets,
+	# 512 a QP, lost four in ten to go-back-N)
+	check "guest b: the 8 QPs sent again fewer than 2% of their packets" \
+		few_resends "$sent0" "$resent0"
 	check "guest b: 5000 64-byte SENDs from vhca0 to vhca0 in a" \
 		retry small vhca0 10.76.1.1
 	check "guest b: rping client on vhca0 (data checked), server vhca0 in a" \
