@@ -15,6 +15,9 @@ a) me=1 ;;
 b) me=2 ;;
 *) echo "VHCA_GUEST must be a or b"; exit 2 ;;
 esac
+# VHCA_BENCH_MTU: eth1's MTU (both guests); RoCE takes the largest IB MTU
+# that fits, 1024 at Ethernet's 1500 and 4096 at jumbo frames
+[ -z "${VHCA_BENCH_MTU:-}" ] || ip link set eth1 mtu "$VHCA_BENCH_MTU"
 ip link set eth1 up
 ip addr add 10.76.1.$me/24 dev eth1
 N=${VHCA_BENCH_ITERS:-1000}
