@@ -5,7 +5,8 @@
 # each shares one link.  Each guest puts vhca on eth1 and reaches the other
 # over that link.  Then RoCEv2 on the wire, vhca to vhca: UD, UC and RC
 # pingpongs (RC's also on an SRQ), perftest's WRITE (also on 8 QPs, with
-# next to no packet sent again), READ and atomic bandwidth, a stream of
+# next to no packet sent again, in 1 KiB packets and, on jumbo frames, in
+# 4 KiB ones), READ and atomic bandwidth, a stream of
 # small SENDs that must not draw an ACK each, rping and
 # rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several SGEs,
 # NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b) and iSER (ib_isert
@@ -94,6 +95,15 @@ rp() {
 	else
 		timeout "${T:-120}" rping -s -a "$2" -C 20 -S 5000
 	fi
+}
+# jumbo on|off: eth1 at MTU 9000, and vhca0's active MTU 4096, or back at
+# 1500 and 1024
+jumbo() {
+	local mtu=1500 ib=1024
+	[ "$1" = on ] && mtu=9000 ib=4096
+	ip link set eth1 mtu $mtu &&
+		wait_for 10 sh -c "ibv_devinfo -d vhca0 |
+			grep -q 'active_mtu:[[:space:]]*$ib '"
 }
 # lossy on|off: netem on eth1's egress: loss, delay and reordering
 lossy() {
@@ -329,6 +339,10 @@ if [ "$VHCA_GUEST" = a ]; then
 	done
 	check "guest a: ib_write_bw server with 8 QPs on vhca0, client vhca0 in b" \
 		pt ib_write_bw vhca0 -q 8
+	check "guest a: eth1 on jumbo frames, vhca0's active MTU 4096" jumbo on
+	check "guest a: the same in 4 KiB packets" \
+		pt ib_write_bw vhca0 -q 8 -m 4096
+	check "guest a: eth1 back at MTU 1500, vhca0's at 1024" jumbo off
 	sent0=$(stat sent_pkts) rcvd0=$(stat rcvd_pkts)
 	check "guest a: 5000 64-byte SENDs to vhca0 from vhca0 in b" small vhca0
 	# b asks for an ACK every 32 packets and at the end of a burst
@@ -484,6 +498,16 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	# 512 a QP, lost four in ten to go-back-N)
 	check "guest b: the 8 QPs sent again fewer than 2% of their packets" \
 		few_resends "$sent0" "$resent0"
+	# 512 packets of 4 KiB each for one QP lose nothing, but 1024 packets
+	# of 4 KiB across the QPs filled the qdisc again (a fifth resent):
+	# the bound is in bytes too
+	check "guest b: eth1 on jumbo frames, vhca0's active MTU 4096" jumbo on
+	sent0=$(stat sent_pkts) resent0=$(stat retrans_pkts)
+	check "guest b: the same in 4 KiB packets" \
+		retry pt ib_write_bw vhca0 -q 8 -m 4096 10.76.1.1
+	check "guest b: they sent again fewer than 2% of their packets" \
+		few_resends "$sent0" "$resent0"
+	check "guest b: eth1 back at MTU 1500, vhca0's at 1024" jumbo off
 	check "guest b: 5000 64-byte SENDs from vhca0 to vhca0 in a" \
 		retry small vhca0 10.76.1.1
 	check "guest b: rping client on vhca0 (data checked), server vhca0 in a" \
