@@ -146,6 +146,11 @@ for dev in rxe0 vhca0 vhca0 rxe0; do
 		echo "# guest $VHCA_GUEST's vhca0 at the end of its round: $(counters)"
 		rdma link del vhca0 2>/dev/null
 	fi
+	# a stack's packets lost on this host: the link itself loses none
+	echo "# guest $VHCA_GUEST after its $dev round: eth1's qdisc has" \
+		"dropped $(tc -s qdisc show dev eth1 |
+			sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n 1)" \
+		"packets since boot"
 	sleep 2
 done
 tcp_ceiling
