@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The netdev side of vhca: the port follows its netdev's state, and a device
- * goes away with its netdev.
+ * goes away with its netdev.  RoCEv2 on that netdev: the UDP 4791 sockets
+ * of each network namespace that holds a vhca netdev, parsing and checking
+ * what arrives on them, and building, routing and sending packets.
  */
 #include <linux/netdevice.h>
 #include <linux/unaligned.h>
