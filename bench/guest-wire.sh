@@ -147,10 +147,12 @@ for dev in rxe0 vhca0 vhca0 rxe0; do
 		rdma link del vhca0 2>/dev/null
 	fi
 	# a stack's packets lost on this host: the link itself loses none
+	read -r rxd </sys/class/net/eth1/statistics/rx_dropped
+	read -r txd </sys/class/net/eth1/statistics/tx_dropped
 	echo "# guest $VHCA_GUEST after its $dev round: eth1's qdisc has" \
 		"dropped $(tc -s qdisc show dev eth1 |
 			sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n 1)" \
-		"packets since boot"
+		"packets since boot; eth1 itself dropped $rxd received and $txd sent"
 	sleep 2
 done
 tcp_ceiling
