@@ -11,10 +11,6 @@ ib=/sys/class/infiniband
 
 link() { rdma link show "$1/1" 2>/dev/null | sed 's/[[:space:]]*$//'; }
 link_state_is() { [ "$(link "$1")" = "link $1/1 state $2" ]; }
-field() {
-	ibv_devinfo -v -d "$1" 2>/dev/null |
-		sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -n 1
-}
 gid_index() {
 	grep -slx "$2" "$ib/$1"/ports/1/gids/* 2>/dev/null | head -n 1 | xargs -r basename
 }

@@ -55,6 +55,12 @@ wait_for() {
 	done
 }
 
+# field DEV NAME: the value ibv_devinfo -v gives NAME for DEV ("1024 (3)")
+field() {
+	ibv_devinfo -v -d "$1" 2>/dev/null |
+		sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -n 1
+}
+
 # tap_import PREFIX: renumber another program's TAP (stdin) into ours
 tap_import() {
 	local line

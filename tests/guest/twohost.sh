@@ -98,12 +98,11 @@ rp() {
 }
 # jumbo on|off: eth1 at MTU 9000, and vhca0's active MTU 4096, or back at
 # 1500 and 1024
+active_mtu_is() { [ "$(field vhca0 active_mtu)" = "$1" ]; }
 jumbo() {
-	local mtu=1500 ib=1024
-	[ "$1" = on ] && mtu=9000 ib=4096
-	ip link set eth1 mtu $mtu &&
-		wait_for 10 sh -c "ibv_devinfo -d vhca0 |
-			grep -q 'active_mtu:[[:space:]]*$ib '"
+	local mtu=1500 ib="1024 (3)"
+	[ "$1" = on ] && mtu=9000 ib="4096 (5)"
+	ip link set eth1 mtu $mtu && wait_for 10 active_mtu_is "$ib"
 }
 # lossy on|off: netem on eth1's egress: loss, delay and reordering
 lossy() {
