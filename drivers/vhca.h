@@ -57,6 +57,18 @@ enum vhca_counter {
 
 struct vhca_netsock;
 
+/*
+ * The counters are per CPU: the wire path bumps one or more for every
+ * packet, on whichever CPU receives or sends it, and one device-wide
+ * atomic would move its cache line between the CPUs for each of them.
+ * this_cpu_add() is safe from any context.  A read sums the CPUs' copies;
+ * on a 32-bit machine it may catch one of them half-written, which a
+ * statistic can afford.
+ */
+struct vhca_counters {
+	u64 c[VHCA_CNT_MAX];
+};
+
 struct vhca_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;
@@ -77,18 +89,18 @@ struct vhca_dev {
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
 	atomic_t mr_variant;	/* low key byte, so stale keys miss */
 	atomic_t rc_busy;	/* RC QPs with requests on the wire */
-	atomic64_t cnt[VHCA_CNT_MAX];
+	struct vhca_counters __percpu *cnt;
 };
 
 static inline void vhca_count_n(struct vhca_dev *vdev, enum vhca_counter c,
 				u64 n)
 {
-	atomic64_add(n, &vdev->cnt[c]);
+	this_cpu_add(vdev->cnt->c[c], n);
 }
 
 static inline void vhca_count(struct vhca_dev *vdev, enum vhca_counter c)
 {
-	atomic64_inc(&vdev->cnt[c]);
+	vhca_count_n(vdev, c, 1);
 }
 
 /* Queue geometry; the kernel's copy is the only one it trusts. */

@@ -208,6 +208,7 @@ static void vhca_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&vdev->mr_xa);
 	xa_destroy(&vdev->qp_xa);
 	mutex_destroy(&vdev->port_lock);
+	free_percpu(vdev->cnt);
 	if (listed)
 		vhca_dev_gone();
 }
@@ -332,6 +333,12 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &vhca_net_ops);
 	ibdev->driver_def = vhca_uapi_defs;
 	vhca_init_attrs(vdev);
+	/* from here on, failing is err_dealloc: dealloc_driver frees it all */
+	vdev->cnt = alloc_percpu(struct vhca_counters);
+	if (!vdev->cnt) {
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
 
 	err = vhca_dev_list_add(vdev);
 	if (err) {

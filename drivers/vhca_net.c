@@ -706,10 +706,15 @@ static int vhca_get_hw_stats(struct ib_device *ibdev,
 			     struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct vhca_dev *vdev = to_vdev(ibdev);
-	int i;
+	int cpu, i;
 
-	for (i = 0; i < VHCA_CNT_MAX; i++)
-		stats->value[i] = atomic64_read(&vdev->cnt[i]);
+	memset(stats->value, 0, VHCA_CNT_MAX * sizeof(stats->value[0]));
+	for_each_possible_cpu(cpu) {
+		const struct vhca_counters *pc = per_cpu_ptr(vdev->cnt, cpu);
+
+		for (i = 0; i < VHCA_CNT_MAX; i++)
+			stats->value[i] += READ_ONCE(pc->c[i]);
+	}
 	return VHCA_CNT_MAX;
 }
 

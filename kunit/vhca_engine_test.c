@@ -22,6 +22,9 @@ static int engine_init(struct kunit *test)
 	u32 index;
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
+	/* what the code under test may count, as on a real device */
+	f->vdev.cnt = alloc_percpu(struct vhca_counters);
+	KUNIT_ASSERT_NOT_NULL(test, f->vdev.cnt);
 	xa_init_flags(&f->vdev.mr_xa, XA_FLAGS_ALLOC1);
 	f->mr.iova = 0x10000;
 	f->mr.length = 0x2000;
@@ -41,6 +44,7 @@ static void engine_exit(struct kunit *test)
 	struct engine_fixture *f = test->priv;
 
 	xa_destroy(&f->vdev.mr_xa);
+	free_percpu(f->vdev.cnt);
 }
 
 static struct vhca_mr *find(struct engine_fixture *f, u32 key, struct ib_pd *pd,
