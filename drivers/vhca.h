@@ -74,6 +74,7 @@ struct vhca_dev {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	struct vhca_netsock *netsock;	/* its namespace's UDP sockets */
+	bool steered;			/* vhca_net_steer() took ndev; rtnl */
 	struct list_head list;		/* on vhca_dev_list */
 	/* ib_register_device() zeroes ibdev.attrs and refills it from here */
 	struct ib_device_attr attrs;
@@ -560,6 +561,8 @@ struct vhca_ud_msg {
 
 void vhca_net_get(struct vhca_dev *vdev);
 void vhca_net_put(struct vhca_dev *vdev);
+void vhca_net_steer(struct vhca_dev *vdev);
+void vhca_net_unsteer(struct vhca_dev *vdev);
 struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 			       const struct vhca_tx_hdr *h, u32 len,
 			       u8 **payload);

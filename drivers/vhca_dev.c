@@ -361,8 +361,10 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	 */
 	rtnl_lock();
 	gone = ndev->reg_state != NETREG_REGISTERED;
-	if (!gone)
+	if (!gone) {
 		vhca_port_update(vdev);
+		vhca_net_steer(vdev);
+	}
 	rtnl_unlock();
 
 	if (gone) {

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The netdev side of vhca: the port follows its netdev's state, and a device
- * goes away with its netdev.  RoCEv2 on that netdev: the UDP 4791 sockets
- * of each network namespace that holds a vhca netdev, parsing and checking
- * what arrives on them, and building, routing and sending packets.
+ * goes away with its netdev.  RoCEv2 on that netdev: taking its packets
+ * before the IP stack (steering), the UDP 4791 sockets of each network
+ * namespace that holds a vhca netdev, parsing and checking what arrives,
+ * and building, routing and sending packets.
  */
 #include <linux/netdevice.h>
 #include <linux/unaligned.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
@@ -30,6 +33,7 @@ static int vhca_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		vhca_net_unsteer(vdev);
 		/*
 		 * rtnl is held here and unregistration sleeps on things that
 		 * want it, so it runs from the core's unregistration work.
@@ -165,23 +169,20 @@ static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
 }
 
 /*
- * udp_tunnel's encap_rcv for port 4791: every datagram is ours to consume
- * (return 0).  Called with rcu_read_lock() held and bottom halves off.
- * Anything malformed, not for a vhca device, or failing its ICRC is
- * dropped.
+ * A RoCEv2 packet that arrived on @vdev's netdev, from the UDP socket or
+ * the steering below: its data starts at the UDP header, whose length and
+ * checksum are checked, and its network header is set.  Consumed.
+ * Softirq, under rcu_read_lock().  Anything malformed or failing its
+ * ICRC is dropped and counted.
  */
-static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
+static void vhca_roce_rcv(struct vhca_dev *vdev, struct sk_buff *skb)
 {
 	u32 min = sizeof(struct udphdr) + sizeof(struct vhca_bth) +
 		  VHCA_ICRC_SIZE;
 	const struct vhca_bth *bth;
-	struct vhca_dev *vdev;
 	u32 l3_len, icrc;
 	bool ok = false;
 
-	vdev = vhca_dev_by_netdev_rcu(skb->dev);
-	if (!vdev)
-		goto out;	/* not a vhca netdev: nobody to count it */
 	if (skb->len < min || skb_linearize(skb) ||
 	    (skb->protocol == htons(ETH_P_IP) && ip_hdr(skb)->ihl != 5)) {
 		/* too short, or IP options, which RoCEv2 does not have */
@@ -210,7 +211,7 @@ static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
 		   bth->opcode <= (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK)) {
 		/* a response: the requester's work takes the skb */
 		if (vhca_rc_response(vdev, skb, bth))
-			return 0;
+			return;
 	} else if ((bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_UC ||
 		   (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC) {
 		ok = vhca_recv_conn(vdev, skb, bth);
@@ -224,7 +225,145 @@ out:
 		consume_skb(skb);
 	else
 		kfree_skb(skb);
+}
+
+/*
+ * udp_tunnel's encap_rcv for port 4791: every datagram is ours to consume
+ * (return 0).  Called with rcu_read_lock() held and bottom halves off.
+ * The UDP layer has checked the lengths and the checksum.
+ */
+static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct vhca_dev *vdev = vhca_dev_by_netdev_rcu(skb->dev);
+
+	if (vdev)
+		vhca_roce_rcv(vdev, skb);
+	else
+		kfree_skb(skb);	/* not a vhca netdev: nobody to count it */
 	return 0;
+}
+
+/*
+ * Steering.  A RoCE NIC hands what arrives for UDP port 4791 of its own
+ * addresses to its RDMA engine; the host's IP stack never sees it.  vhca
+ * does the same with an rx_handler on its netdev, while the port is its
+ * own in the netdev's namespace: a packet of its wire is checked as the
+ * IP and UDP layers would for local delivery and goes straight to
+ * vhca_roce_rcv().  Routing, netfilter and the socket lookup are not
+ * consulted for it, as for a NIC's RoCE traffic; packet taps (tcpdump)
+ * still see it.  Anything else, or anything in doubt, is passed on to the
+ * stack as it came, and RoCEv2 that reaches the UDP socket another way
+ * (over a VLAN, or to an address of another netdev) is still received.
+ */
+
+/*
+ * The length of @skb's IPv4 packet if it is a datagram to UDP port 4791
+ * of an address of its netdev, else 0.  Only looks.
+ */
+static u32 vhca_steer_len4(const struct sk_buff *skb)
+{
+	struct {
+		struct iphdr ip;
+		struct udphdr udp;
+	} _h;
+	const struct in_ifaddr *ifa;
+	const struct in_device *in_dev;
+	const typeof(_h) *h;
+	u32 len;
+
+	h = skb_header_pointer(skb, 0, sizeof(*h), &_h);
+	if (!h || h->ip.version != 4 || h->ip.ihl != 5 ||
+	    h->ip.protocol != IPPROTO_UDP || ip_is_fragment(&h->ip) ||
+	    h->udp.dest != htons(VHCA_ROCE_UDP_PORT) ||
+	    ip_fast_csum(&h->ip, h->ip.ihl))
+		return 0;
+	len = ntohs(h->ip.tot_len);
+	if (len > skb->len || len < sizeof(*h) ||
+	    ipv4_is_multicast(h->ip.saddr) || ipv4_is_lbcast(h->ip.saddr) ||
+	    ipv4_is_zeronet(h->ip.saddr) || ipv4_is_loopback(h->ip.saddr))
+		return 0;
+	in_dev = __in_dev_get_rcu(skb->dev);
+	if (!in_dev)
+		return 0;
+	in_dev_for_each_ifa_rcu(ifa, in_dev)
+		if (ifa->ifa_local == h->ip.daddr)
+			return len;
+	return 0;
+}
+
+/* The same for IPv6: no extension header, an address of the netdev. */
+static u32 vhca_steer_len6(const struct sk_buff *skb)
+{
+	struct {
+		struct ipv6hdr ip;
+		struct udphdr udp;
+	} _h;
+	const typeof(_h) *h;
+	u32 len;
+
+	if (!IS_ENABLED(CONFIG_IPV6))
+		return 0;
+	h = skb_header_pointer(skb, 0, sizeof(*h), &_h);
+	if (!h || h->ip.version != 6 || h->ip.nexthdr != IPPROTO_UDP ||
+	    h->udp.dest != htons(VHCA_ROCE_UDP_PORT) ||
+	    ipv6_addr_is_multicast(&h->ip.saddr) ||
+	    ipv6_addr_loopback(&h->ip.saddr))
+		return 0;
+	len = sizeof(h->ip) + ntohs(h->ip.payload_len);
+	if (len > skb->len || len < sizeof(*h) ||
+	    !ipv6_chk_addr(dev_net(skb->dev), &h->ip.daddr, skb->dev, 1))
+		return 0;
+	return len;
+}
+
+static rx_handler_result_t vhca_rx_handler(struct sk_buff **pskb)
+{
+	struct sk_buff *skb = *pskb;
+	struct vhca_dev *vdev;
+	struct udphdr *uh;
+	u32 len, nhlen;
+	bool v4;
+
+	if (skb->pkt_type != PACKET_HOST || skb_is_gso(skb))
+		return RX_HANDLER_PASS;
+	v4 = skb->protocol == htons(ETH_P_IP);
+	if (v4)
+		len = vhca_steer_len4(skb);
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		len = vhca_steer_len6(skb);
+	else
+		return RX_HANDLER_PASS;
+	if (!len)
+		return RX_HANDLER_PASS;
+	vdev = rcu_dereference(skb->dev->rx_handler_data);
+
+	/* ours from here on; a packet tap may hold it too */
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return RX_HANDLER_CONSUMED;
+	nhlen = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	if (pskb_trim_rcsum(skb, len) ||
+	    !pskb_may_pull(skb, nhlen + sizeof(*uh)))
+		goto drop;
+	skb_pull_rcsum(skb, nhlen);
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	/* as the UDP layer: a shorter UDP length trims, a longer is bad */
+	len = ntohs(uh->len);
+	if (len < sizeof(*uh) || len > skb->len || pskb_trim_rcsum(skb, len))
+		goto bad;
+	/* a zero checksum is taken, as by the socket (the ICRC covers all) */
+	if (skb_checksum_validate_zero_check(skb, IPPROTO_UDP, uh->check,
+					     (v4 ? inet_compute_pseudo :
+						   ip6_compute_pseudo)))
+		goto bad;
+	vhca_roce_rcv(vdev, skb);
+	return RX_HANDLER_CONSUMED;
+bad:
+	vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+drop:
+	kfree_skb(skb);
+	return RX_HANDLER_CONSUMED;
 }
 
 /*
@@ -365,6 +504,45 @@ void vhca_net_put(struct vhca_dev *vdev)
 		kfree(ns);
 	}
 	mutex_unlock(&vhca_sock_lock);
+}
+
+/**
+ * vhca_net_steer() - take the device's RoCEv2 packets before the IP stack
+ * @vdev: a registered device
+ *
+ * Only while its namespace's UDP port is vhca's: if another RoCE stack
+ * has it, its packets are that stack's.  A netdev whose rx_handler is
+ * taken (a bridge port, a bond member) keeps the UDP socket path alone.
+ * Caller holds rtnl.
+ */
+void vhca_net_steer(struct vhca_dev *vdev)
+{
+	int err;
+
+	ASSERT_RTNL();
+	if (!vdev->netsock || !vdev->netsock->sock4)
+		return;
+	err = netdev_rx_handler_register(vdev->ndev, vhca_rx_handler, vdev);
+	vdev->steered = !err;
+	if (err)
+		netdev_info(vdev->ndev,
+			    "vhca: the netdev has an rx_handler already: RoCEv2 goes through the IP stack (%d)\n",
+			    err);
+}
+
+/**
+ * vhca_net_unsteer() - stop vhca_net_steer()
+ * @vdev: the device
+ *
+ * When the function returns, no packet is in vhca_rx_handler(), and none
+ * will find @vdev there: it may be freed.  Caller holds rtnl.
+ */
+void vhca_net_unsteer(struct vhca_dev *vdev)
+{
+	ASSERT_RTNL();
+	if (vdev->steered)
+		netdev_rx_handler_unregister(vdev->ndev);
+	vdev->steered = false;
 }
 
 /* A namespace is dismantled: its sockets go, whoever still counts on them. */

@@ -19,8 +19,11 @@
 # a network namespace, as a container would have it, and puts vhca0 on it
 # there: rping and ib_write_bw with b's rxe0, then the namespace is
 # deleted under the device.  Guest a stays up until b says it is done.
-# Servers start in order; clients retry until their server is up, and a
-# step that needs both ends to finish together ends with tell/hear.
+# vhca0 takes its packets before the IP stack (UDP never sees them),
+# except on a netdev whose rx_handler is taken (a macvlan's, in c1): there
+# its UDP socket receives them.  Servers start in order; clients retry
+# until their server is up, and a step that needs both ends to finish
+# together ends with tell/hear.
 . tests/guest/lib.sh
 . tests/guest/nvme.sh
 . tests/guest/iscsi.sh
@@ -142,6 +145,25 @@ few_resends() {
 }
 # grew NAME VALUE: counter NAME is above VALUE now
 grew() { [ "$(stat "$1")" -gt "$2" ]; }
+# udp_in [NS]: the datagrams the IP stack's UDP has delivered in namespace
+# NS (default: the initial one), vhca's and rxe's sockets' among them
+udp_in() {
+	${1:+ip netns exec "$1"} cat /proc/net/snmp |
+		awk '/^Udp:/ { if (n++) print $2 }'
+}
+# steered RCVD0 UDP0 [NS]: since rcvd_pkts and udp_in NS read RCVD0 and
+# UDP0, vhca0 received its packets before the IP stack (UDP saw fewer
+# than one in a hundred of them); unsteered: through its UDP socket
+steered() {
+	local rcvd=$(($(stat rcvd_pkts) - $1)) udp=$(($(udp_in "$3") - $2))
+	echo "vhca0 received $rcvd packets, UDP $udp datagrams"
+	[ "$rcvd" -gt 1000 ] && [ $((udp * 100)) -lt "$rcvd" ]
+}
+unsteered() {
+	local rcvd=$(($(stat rcvd_pkts) - $1)) udp=$(($(udp_in "$3") - $2))
+	echo "vhca0 received $rcvd packets, UDP $udp datagrams"
+	[ "$rcvd" -gt 1000 ] && [ "$udp" -ge "$rcvd" ]
+}
 # write_server SECONDS PORT WAIT: an ib_write_bw server on vhca0 for
 # SECONDS, in the background (its PID in the caller's $srv; T bounds it as
 # for pt), returning once b's client is writing to it (2000 packets in,
@@ -332,10 +354,13 @@ if [ "$VHCA_GUEST" = a ]; then
 		ucw vhca0
 	check "guest a: RC server on vhca0, client vhca0 in b" rc vhca0
 	check "guest a: SRQ server on vhca0, client vhca0 in b" srq vhca0
+	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in)
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
 			pt $prog vhca0
 	done
+	check "guest a: vhca0 took its packets before the IP stack (steering)" \
+		steered "$rcvd0" "$udp0"
 	check "guest a: ib_write_bw server with 8 QPs on vhca0, client vhca0 in b" \
 		pt ib_write_bw vhca0 -q 8
 	check "guest a: eth1 on jumbo frames, vhca0's active MTU 4096" jumbo on
@@ -449,16 +474,25 @@ if [ "$VHCA_GUEST" = a ]; then
 	in_c1 ip link set lo up
 	in_c1 ip link set eth1 up
 	in_c1 ip addr add 10.76.1.1/24 dev eth1
+	# A macvlan holds eth1's rx_handler, so vhca0 cannot steer there: it
+	# receives through the UDP sockets it binds in c1
+	check "guest a: a macvlan on eth1 in c1 (eth1's rx_handler is taken)" \
+		in_c1 ip link add mv0 link eth1 type macvlan mode bridge
 	check "guest a: rdma link add vhca0 on eth1 inside c1" \
 		in_c1 rdma link add vhca0 type vhca netdev eth1
 	wait_for 10 has_v4gid vhca0
+	check "guest a: vhca0 says RoCEv2 goes through the IP stack there" \
+		bash -c 'dmesg | grep -q "eth1: vhca: the netdev has an rx_handler already"'
 	check_eq "guest a: UDP 4791 is bound in c1 (IPv4, IPv6), not outside" \
 		"$(ports4791 c1) $(ports4791)" "2 0"
 	check "guest a: rping server on vhca0 in c1, client rxe0 in b" \
 		in_c1 timeout 120 rping -s -a 10.76.1.1 -C 20 -S 5000
+	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in c1)
 	check "guest a: ib_write_bw server on vhca0 in c1, client rxe0 in b" \
 		in_c1 timeout 150 ib_write_bw -d vhca0 -x "$(v4gid vhca0)" \
 		-m 1024 -s 65536 -n 200
+	check "guest a: they came through c1's UDP socket" \
+		unsteered "$rcvd0" "$udp0" c1
 	check "guest a: rdma link del vhca0 in c1 releases c1's port" \
 		c1_link_del
 	# and the namespace deleted under a device on its netdev
