@@ -12,12 +12,7 @@ sleep 1
 # server_client GIDFLAG PROG ARGS...: PROG as server, then as its client;
 # rdma-core's examples name the GID index -g, perftest -x.  A pair that
 # failed only on perftest's clock estimate runs once more.
-server_client() {
-	server_client_once "$@" && return 0
-	clock_flake /tmp/server.log /tmp/client.log || return 1
-	echo "perftest's estimate of the CPU clock failed: once more"
-	server_client_once "$@"
-}
+server_client() { clock_retry server_client_once "$@"; }
 server_client_once() {
 	local gid=$1 prog=$2 srv rc
 	shift 2

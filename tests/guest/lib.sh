@@ -40,6 +40,15 @@ perftest_errors() {
 # reach 0.9.  A busy host preempting the vCPU while it samples spoils that
 # (seen: r^2 0.79, once in a whole run): the device is not what failed.
 clock_flake() { grep -q "Correlation coefficient r^2: .* < 0.9" "$@"; }
+# clock_retry CMD...: CMD, a server and client pair whose output goes to
+# /tmp/server.log and /tmp/client.log; once more if it failed only on
+# perftest's clock estimate, and a second failure fails
+clock_retry() {
+	"$@" && return 0
+	clock_flake /tmp/server.log /tmp/client.log || return 1
+	echo "perftest's estimate of the CPU clock failed: once more"
+	"$@"
+}
 
 # check_eq WHAT GOT WANT
 check_eq() {

@@ -19,12 +19,7 @@ sleep 1
 # its client on CLIENT_DEV; each uses its device's GID 0 (IPv6 link-local,
 # from its own veth's MAC), so the DGIDs name the other device.  A pair
 # that failed only on perftest's clock estimate runs once more.
-srv_cli() {
-	srv_cli_once "$@" && return 0
-	clock_flake /tmp/server.log /tmp/client.log || return 1
-	echo "perftest's estimate of the CPU clock failed: once more"
-	srv_cli_once "$@"
-}
+srv_cli() { clock_retry srv_cli_once "$@"; }
 srv_cli_once() {
 	local sd=$1 cd=$2 g=$3 prog=$4 srv cli p c s
 	shift 4

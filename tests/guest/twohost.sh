@@ -151,17 +151,24 @@ udp_in() {
 	${1:+ip netns exec "$1"} cat /proc/net/snmp |
 		awk '/^Udp:/ { if (n++) print $2 }'
 }
-# steered RCVD0 UDP0 [NS]: since rcvd_pkts and udp_in NS read RCVD0 and
-# UDP0, vhca0 received its packets before the IP stack (UDP saw fewer
-# than one in a hundred of them); unsteered: through its UDP socket
-steered() {
-	local rcvd=$(($(stat rcvd_pkts) - $1)) udp=$(($(udp_in "$3") - $2))
+# rx_udp RCVD0 UDP0 [NS]: the caller's rcvd and udp become what vhca0
+# received and what UDP delivered in NS since rcvd_pkts and udp_in NS
+# read RCVD0 and UDP0
+rx_udp() {
+	rcvd=$(($(stat rcvd_pkts) - $1)) udp=$(($(udp_in "$3") - $2))
 	echo "vhca0 received $rcvd packets, UDP $udp datagrams"
+}
+# steered RCVD0 UDP0 [NS]: since then vhca0 received its packets before
+# the IP stack (UDP saw fewer than one in a hundred of them); unsteered:
+# through its UDP socket
+steered() {
+	local rcvd udp
+	rx_udp "$@"
 	[ "$rcvd" -gt 1000 ] && [ $((udp * 100)) -lt "$rcvd" ]
 }
 unsteered() {
-	local rcvd=$(($(stat rcvd_pkts) - $1)) udp=$(($(udp_in "$3") - $2))
-	echo "vhca0 received $rcvd packets, UDP $udp datagrams"
+	local rcvd udp
+	rx_udp "$@"
 	[ "$rcvd" -gt 1000 ] && [ "$udp" -ge "$rcvd" ]
 }
 # write_server SECONDS PORT WAIT: an ib_write_bw server on vhca0 for
