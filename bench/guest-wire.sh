@@ -48,12 +48,29 @@ cost_window() {
 		p=$q
 	done
 	read -r _c _u _n sys _i _w irq sirq _ </proc/stat
-	k=$((sys + irq + sirq)) s0=$s r0=$r
+	k=$((sys + irq + sirq)) s0=$s r0=$r t0=$EPOCHREALTIME
 	sleep 1.5
 	read -r _c _u _n sys _i _w irq sirq _ </proc/stat
 	read -r s <"$d/sent_pkts" && read -r r <"$d/rcvd_pkts"
 	s=$((s - s0)) r=$((r - r0))
-	echo "$((sys + irq + sirq - k)) $((s > r ? s : r))" >"$cost"
+	echo "$((sys + irq + sirq - k)) $((s > r ? s : r)) $t0 $EPOCHREALTIME" >"$cost"
+}
+
+# The host's clock less this guest's, for bench/host_cpu.py to place this
+# guest's windows on the host's clock: its sampler writes the host's time
+# to /out/host-clock five times a second.  The first value that changes
+# was written just before it was read.
+host_clock() {
+	local f=/out/host-clock v w g
+	read -r v 2>/dev/null <"$f" || return 0
+	for _ in {1..500}; do
+		read -r w 2>/dev/null <"$f" || continue
+		g=$EPOCHREALTIME
+		if [ "$w" != "$v" ]; then
+			awk -v h="$w" -v g="$g" 'BEGIN { printf "HOSTCLOCK %.3f\n", h - g }'
+			return
+		fi
+	done
 }
 
 # A failed perftest's last words (perftest_errors, the tests' filter)
@@ -100,13 +117,15 @@ counters() {
 # of the host after all of them; the kernel time is the part either stack
 # answers for.
 result() {
-	local k p
+	local k p t0 t1
 	if [ "$1" != guest ] && [[ $2 == *_MBps || $2 == *_Mpps ]] &&
-		read -r k p 2>/dev/null <"$cost" &&
+		read -r k p t0 t1 2>/dev/null <"$cost" &&
 		[ "$p" -gt 0 ]; then
 		echo "RESULT $1 ${2%_*}_kernel_usec/data_pkt_$VHCA_GUEST" \
 			"$(awk -v k="$k" -v p="$p" -v hz="$(getconf CLK_TCK)" \
 				'BEGIN { printf "%.1f", k * 1e6 / hz / p }')"
+		# the same window, for the host's view of it (host_cpu.py)
+		[ "$VHCA_GUEST" = a ] || echo "WINDOW $1 ${2%_*} $t0 $t1"
 	fi
 	[ "$VHCA_GUEST" = b ] || return 0
 	echo "RESULT $1 $2 ${3:-n/a}"
@@ -130,6 +149,7 @@ tcp_ceiling() {
 		result guest link_tcp_MBps "$v"
 	fi
 }
+[ "$VHCA_GUEST" = a ] || host_clock
 tcp_ceiling
 
 # Each guest switches when its last program of the round is done; a

@@ -12,7 +12,8 @@
 #                         vhca0 to vhca0 across it, two rounds each
 #                         (bench/wire.sh); for each bandwidth test also
 #                         each guest's kernel time per data packet in the
-#                         steady state
+#                         steady state, and what each qemu thread took
+#                         of the host's CPUs meanwhile (bench/host_cpu.py)
 #
 # VHCA_BENCH_MTU=9000 bench/run.sh --wire runs the wire benchmark with
 # eth1 at that MTU in both guests (RoCE then uses the largest IB MTU that
@@ -41,10 +42,18 @@ if [ "${1:-}" = --wire ]; then
 		cmd="VHCA_BENCH_MTU=$VHCA_BENCH_MTU $cmd"
 		out=build/bench-wire-mtu$VHCA_BENCH_MTU.results
 	fi
+	# the host's view of the same windows: see bench/host_cpu.py
+	rm -f "${out%.results}.host"
+	python3 bench/host_cpu.py sample "${out%.results}.host" &
+	sampler=$!
 	tools/guest.sh --timeout 1800 --peer "$cmd" "$cmd" |
-		tee "$out" | grep -v '^RESULT' || true
+		tee "$out" | grep -Ev '^(RESULT|WINDOW|HOSTCLOCK)' || true
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null || true
 	awk -v target="usec figures: lower is better; MBps/Mpps: higher (target vhca/rxe >= 2 on the wire)" \
 		-f bench/table.awk "$out"
+	echo
+	python3 bench/host_cpu.py report "${out%.results}.host" "$out"
 else
 	tools/guest.sh --timeout 1800 'bash bench/guest-bench.sh' | tee "$out" | grep -v '^RESULT' || true
 	awk -f bench/table.awk "$out"

@@ -140,8 +140,12 @@ start_guest() {
 	# instruction in at boot only when the CPU has CX16; without it the
 	# site keeps its call to this_cpu_cmpxchg16b_emu(), plain loads and
 	# stores under local_irq_save().  Bandwidth on the wire is the same.
+	#
+	# debug-threads=on names qemu's threads ("CPU 0/TCG"), so that the
+	# host's share of each vCPU and of the main loop can be told apart
+	# (bench/host_cpu.py).
 	local args=(
-		-accel tcg -cpu qemu64,+rdrand,-cx16 -m 2048 -smp 2 -nodefaults -no-reboot
+		-accel tcg -name debug-threads=on -cpu qemu64,+rdrand,-cx16 -m 2048 -smp 2 -nodefaults -no-reboot
 		-display none -serial "file:$out/console" -monitor none
 		-kernel "$kimg/vmlinuz" -initrd "$initrd"
 		-append "console=ttyS0 loglevel=5 panic=-1 rw tsc=reliable"
