@@ -30,4 +30,31 @@ installed() {
 }
 check "make install places module, provider and driver file" installed
 rm -rf "$inst"
+
+# bench/host_cpu.py's report, on samples whose shares are known: guest a's
+# vCPU 0 at half a host CPU, b's at a whole one, b's main loop at a tenth;
+# b's window (its clock 10 s behind the host's) lies inside the samples
+hz=$(getconf CLK_TCK)
+awk -v hz="$hz" 'BEGIN {
+	for (i = 0; i <= 20; i++) {
+		t = 100 + i * 0.2
+		printf "%.3f a vcpu0 %d\n", t, 1000 + i * 0.2 * hz / 2
+		printf "%.3f b vcpu0 %d\n", t, 5000 + i * 0.2 * hz
+		printf "%.3f b main %d\n", t, 300 + i * 0.2 * hz / 10
+	}
+}' >"$inst.host"
+printf '%s\n' "RESULT vhca0 read_bw_MBps 32" "WINDOW vhca0 read_bw 90.5 91.5" \
+	"HOSTCLOCK 10.000" "WINDOW vhca0 read_bw 90.6 91.6" \
+	"WINDOW rxe0 read_bw 94.0 95.0" "RESULT rxe0 read_bw_MBps 16" >"$inst.results"
+out=$(python3 bench/host_cpu.py report "$inst.host" "$inst.results")
+check_eq "host_cpu.py: each thread's share and the host CPU per MB" \
+	"$(awk '$1 == "read_bw" && $2 == "vhca0" { print $3, $6, $8, $10, $11 }' <<<"$out")" \
+	"50 100 10 160 50.0"
+check_eq "host_cpu.py: a window outside the samples counts for nothing" \
+	"$(awk '$1 == "read_bw" && $2 != "vhca0"' <<<"$out")" ""
+printf '%s\n' "WINDOW vhca0 read_bw 100.5 101.5" >"$inst.results"
+check_eq "host_cpu.py: without the guest's clock offset, no window" \
+	"$(python3 bench/host_cpu.py report "$inst.host" "$inst.results")" \
+	"host CPU: no window was sampled"
+rm -f "$inst.host" "$inst.results"
 tap_done
