@@ -29,10 +29,10 @@ check() {
 }
 
 # perftest_errors: a failed perftest's own words, from its output on
-# stdin: the lines that are neither its banner ("name  : value",
-# addresses, rules) nor its figures
+# stdin: the lines that are neither its banner ("name : value", one space
+# or several before the colon; addresses, rules) nor its figures
 perftest_errors() {
-	grep -v 'GID:\|address:\|---\|^ *$\|^ [A-Za-z][^:]*  : \|^ *[0-9#*]'
+	grep -v 'GID:\|address:\|---\|^ *$\|^ [A-Za-z][^:]* : \|^ *[0-9#*]'
 }
 
 # clock_flake LOG...: a perftest program gave up on its estimate of the
