@@ -261,57 +261,217 @@ static void vhca_rc_nak(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
 }
 
 /*
- * Answer an RDMA READ request, new or duplicate: the bytes it names in
- * packets of the path MTU, with PSNs from the request's on; *@npkts says
- * how many.  Returns a NAK code, or -1 once answered.
+ * The destructor of a READ response packet: the netdev is done with it.
+ * Any context.  Once half the QP's allowance is free, the READs waiting
+ * go on in its rd_work: sending from here could re-enter the transmit
+ * path of the netdev that is freeing the skb.
+ */
+static void vhca_rc_rd_free(struct sk_buff *skb)
+{
+	struct vhca_qp *qp = skb_shinfo(skb)->destructor_arg;
+	int left;
+
+	rcu_read_lock();	/* vhca_rc_rd_drain() waits for it */
+	left = atomic_dec_return(&qp->rd_inflight);
+	if (left <= VHCA_RD_INFLIGHT / 2 && READ_ONCE(qp->resp.rd_wait))
+		queue_work(vhca_wq, &qp->rd_work);
+	if (!left)
+		wake_up_var(&qp->rd_inflight);
+	rcu_read_unlock();
+}
+
+/*
+ * Whether another READ response packet may go.  If not, the destructors
+ * are told to kick rd_work: they decrement, then look at rd_wait; this
+ * sets rd_wait, then looks at the count, so one of the two sees the other.
+ */
+static bool vhca_rc_rd_room(struct vhca_qp *qp)
+{
+	if (atomic_read(&qp->rd_inflight) < VHCA_RD_INFLIGHT)
+		return true;
+	WRITE_ONCE(qp->resp.rd_wait, true);
+	smp_mb();	/* pairs with atomic_dec_return() in vhca_rc_rd_free() */
+	return atomic_read(&qp->rd_inflight) < VHCA_RD_INFLIGHT;
+}
+
+/*
+ * Send the next packet of READ @e from @src.  Returns false if there was
+ * no memory: the rest of @e is lost, and the requester asks for it again.
+ */
+static bool vhca_rc_rd_send(struct vhca_dev *vdev, struct vhca_qp *qp,
+			    struct vhca_rd_resp *e, struct vhca_cursor *src)
+{
+	u32 i = e->sent, k = min(e->len - i * e->mtu, e->mtu);
+	struct vhca_tx_hdr h = {
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = (e->psn + i) & VHCA_BTH_PSN_MASK,
+		.aeth = (VHCA_AETH_ACK | VHCA_AETH_NO_CREDITS) << 24 |
+			(e->msn & VHCA_AETH_MSN_MASK),
+	};
+	u8 op = e->npkts == 1 ? VHCA_OP_READ_RESP_ONLY :
+		!i ? VHCA_OP_READ_RESP_FIRST :
+		i == e->npkts - 1 ? VHCA_OP_READ_RESP_LAST :
+		VHCA_OP_READ_RESP_MIDDLE;
+	struct vhca_cursor dst;
+	struct sk_buff *skb;
+	struct vhca_seg out;
+
+	h.opcode = VHCA_OP_RC | op;
+	h.has_aeth = op != VHCA_OP_READ_RESP_MIDDLE;
+	skb = vhca_net_alloc(vdev, &h, k, &out.kdst);
+	if (!skb)
+		return false;
+	out.len = k;
+	dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
+	vhca_copy(&dst, src, k);
+	skb->destructor = vhca_rc_rd_free;
+	skb_shinfo(skb)->destructor_arg = qp;
+	atomic_inc(&qp->rd_inflight);
+	vhca_net_send_qp(vdev, skb, qp);
+	e->sent++;
+	return true;
+}
+
+/*
+ * Send what the queued READs have left, oldest first, while the QP has
+ * room in flight.  The MR is looked up again each time: if the process
+ * deregistered it since the request, the rest of that READ is never sent,
+ * as if lost, and the requester's retry earns a remote access NAK.
+ * Caller holds qp->resp.lock.
+ */
+static void vhca_rc_rd_pump(struct vhca_dev *vdev, struct vhca_qp *qp)
+{
+	struct vhca_resp *r = &qp->resp;
+	struct vhca_cursor src;
+	struct vhca_rd_resp *e;
+	struct vhca_seg seg;
+	struct vhca_mr *mr;
+
+	rcu_read_lock();
+	for (; r->rd_head != r->rd_tail; r->rd_head++) {
+		e = &r->rd[r->rd_head & (VHCA_RD_QUEUE - 1)];
+		mr = NULL;
+		if (e->len) {
+			mr = vhca_mr_find(vdev, e->rkey, qp->ibqp.pd,
+					  IB_ACCESS_REMOTE_READ, e->va, e->len);
+			if (!mr)
+				continue;
+		}
+		seg = (struct vhca_seg){ .mr = mr, .va = e->va, .len = e->len };
+		src = (struct vhca_cursor){ .seg = &seg, .nseg = 1 };
+		vhca_cursor_skip(&src, e->sent * e->mtu);
+		while (e->sent < e->npkts) {
+			if (!vhca_rc_rd_room(qp))
+				goto out;
+			if (!vhca_rc_rd_send(vdev, qp, e, &src))
+				break;
+		}
+	}
+out:
+	rcu_read_unlock();
+}
+
+/**
+ * vhca_rc_rd_work() - send more of the READs a QP answers
+ * @work: the QP's rd_work, kicked as its packets in flight are freed
+ */
+void vhca_rc_rd_work(struct work_struct *work)
+{
+	struct vhca_qp *qp = container_of(work, struct vhca_qp, rd_work);
+	unsigned long flags;
+
+	/* as in softirq, where the rest of the responder runs */
+	local_bh_disable();
+	spin_lock_irqsave(&qp->resp.lock, flags);
+	WRITE_ONCE(qp->resp.rd_wait, false);
+	vhca_rc_rd_pump(to_vdev(qp->ibqp.device), qp);
+	spin_unlock_irqrestore(&qp->resp.lock, flags);
+	local_bh_enable();
+}
+
+/**
+ * vhca_rc_rd_drain() - stop answering READs, for good
+ * @qp: an RC QP being destroyed, which receives nothing any more
+ *
+ * Waits until the netdev has freed every READ response packet of @qp, for
+ * their destructor refers to it.  The qdisc frees what it holds when the
+ * netdev goes down, so the wait ends.
+ */
+void vhca_rc_rd_drain(struct vhca_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->resp.lock, flags);
+	qp->resp.rd_head = qp->resp.rd_tail;
+	spin_unlock_irqrestore(&qp->resp.lock, flags);
+	wait_var_event(&qp->rd_inflight, !atomic_read(&qp->rd_inflight));
+	synchronize_rcu();	/* the destructors that saw it fall are done */
+	cancel_work_sync(&qp->rd_work);
+}
+
+/*
+ * A duplicate READ request for the rest of a READ still being answered
+ * (the requester found a gap, or timed out): that READ goes on from the
+ * packet asked for.  Sending the rest of the old answer first would keep
+ * the requester waiting for nothing it can use, beyond its timeout.
+ * Returns true if the request was such.
+ */
+static bool vhca_rc_read_again(struct vhca_qp *qp,
+			       const struct vhca_conn_msg *m)
+{
+	struct vhca_resp *r = &qp->resp;
+	struct vhca_rd_resp *e;
+	unsigned int i;
+	s32 d;
+
+	for (i = r->rd_head; i != r->rd_tail; i++) {
+		e = &r->rd[i & (VHCA_RD_QUEUE - 1)];
+		d = vhca_psn_diff(m->psn, e->psn);
+		if (d < 0 || d >= e->npkts)
+			continue;
+		if (m->rkey != e->rkey || m->va != e->va + (u64)d * e->mtu ||
+		    m->dmalen != e->len - d * e->mtu)
+			return false;	/* not the same bytes: answered anew */
+		e->sent = d;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Take an RDMA READ request, new or duplicate (@dup): queued, its packets
+ * of the path MTU with PSNs from the request's on; *@npkts says how many.
+ * Returns a NAK code, or -1 once taken.  Caller holds qp->resp.lock.
  */
 static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
-			const struct vhca_conn_msg *m, u32 *npkts)
+			const struct vhca_conn_msg *m, bool dup, u32 *npkts)
 {
 	u32 mtu = vhca_qp_mtu(vdev, qp);
-	struct vhca_cursor src, dst;
-	struct vhca_mr *mr = NULL;
-	struct vhca_seg seg, out;
-	struct sk_buff *skb;
-	u32 off = 0, i, n;
+	struct vhca_resp *r = &qp->resp;
 
-	n = m->dmalen ? DIV_ROUND_UP(m->dmalen, mtu) : 1;
-	*npkts = n;
+	*npkts = m->dmalen ? DIV_ROUND_UP(m->dmalen, mtu) : 1;
 	if (m->dmalen) {
 		if (!(READ_ONCE(qp->attr.qp_access_flags) &
 		      IB_ACCESS_REMOTE_READ))
 			return VHCA_NAK_REM_ACCESS;
-		mr = vhca_mr_find(vdev, m->rkey, qp->ibqp.pd,
-				  IB_ACCESS_REMOTE_READ, m->va, m->dmalen);
-		if (!mr)
+		if (!vhca_mr_find(vdev, m->rkey, qp->ibqp.pd,
+				  IB_ACCESS_REMOTE_READ, m->va, m->dmalen))
 			return VHCA_NAK_REM_ACCESS;
 	}
-	seg = (struct vhca_seg){ .mr = mr, .va = m->va, .len = m->dmalen };
-	src = (struct vhca_cursor){ .seg = &seg, .nseg = 1 };
-	for (i = 0; i < n; i++) {
-		u32 k = min(m->dmalen - off, mtu);
-		struct vhca_tx_hdr h = {
-			.dqpn = qp->attr.dest_qp_num,
-			.psn = (m->psn + i) & VHCA_BTH_PSN_MASK,
-			.aeth = (VHCA_AETH_ACK | VHCA_AETH_NO_CREDITS) << 24 |
-				(qp->resp.msn & VHCA_AETH_MSN_MASK),
-		};
-		u8 op = n == 1 ? VHCA_OP_READ_RESP_ONLY :
-			!i ? VHCA_OP_READ_RESP_FIRST :
-			i == n - 1 ? VHCA_OP_READ_RESP_LAST :
-			VHCA_OP_READ_RESP_MIDDLE;
-
-		h.opcode = VHCA_OP_RC | op;
-		h.has_aeth = op != VHCA_OP_READ_RESP_MIDDLE;
-		skb = vhca_net_alloc(vdev, &h, k, &out.kdst);
-		if (!skb)
-			break;	/* lost: the requester asks again */
-		out.len = k;
-		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
-		vhca_copy(&dst, &src, k);
-		vhca_net_send_qp(vdev, skb, qp);
-		off += k;
+	if (dup && vhca_rc_read_again(qp, m)) {
+		vhca_rc_rd_pump(vdev, qp);
+		return -1;
 	}
+	if (r->rd_tail - r->rd_head == VHCA_RD_QUEUE) {
+		/* more than a requester may have outstanding: lost */
+		vhca_count(vdev, VHCA_CNT_SEND_DROPPED);
+		return -1;
+	}
+	r->rd[r->rd_tail++ & (VHCA_RD_QUEUE - 1)] = (struct vhca_rd_resp){
+		.va = m->va, .rkey = m->rkey, .len = m->dmalen,
+		.psn = m->psn, .msn = r->msn, .mtu = mtu, .npkts = *npkts,
+	};
+	vhca_rc_rd_pump(vdev, qp);
 	return -1;
 }
 
@@ -349,7 +509,7 @@ static void vhca_rc_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 	int nak;
 
 	if (m->op == VHCA_OP_READ_REQ) {
-		nak = vhca_rc_read(vdev, qp, m, &n);
+		nak = vhca_rc_read(vdev, qp, m, true, &n);
 		if (nak >= 0)
 			vhca_rc_nak(vdev, qp, m->psn, nak);
 		return;
@@ -426,7 +586,7 @@ static void vhca_rc_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	if (m->op == VHCA_OP_READ_REQ) {
 		r->msn++;
-		nak = vhca_rc_read(vdev, qp, m, &npkts);
+		nak = vhca_rc_read(vdev, qp, m, false, &npkts);
 		if (nak >= 0) {
 			r->msn--;
 			vhca_rc_nak(vdev, qp, m->psn, nak);

@@ -90,6 +90,7 @@ static void vhca_qp_resp_flush(struct vhca_qp *qp)
 	}
 	qp->resp.active = false;
 	qp->resp.closed = true;
+	qp->resp.rd_head = qp->resp.rd_tail;	/* READs are not answered */
 	spin_unlock_irqrestore(&qp->resp.lock, flags);
 }
 
@@ -183,6 +184,7 @@ static void vhca_qp_free_bufs(struct vhca_qp *qp)
 {
 	dst_cache_destroy(&qp->dst_cache);	/* never set up is fine */
 	vhca_rc_req_destroy(qp);
+	kfree(qp->resp.rd);
 	kfree(qp->resp.atomic);
 	kfree(qp->resp.seg);
 	kfree(qp->resp.wqe);
@@ -277,7 +279,10 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (init->qp_type == IB_QPT_RC) {
 		qp->resp.atomic = kcalloc(VHCA_RC_ATOMIC_RES,
 					  sizeof(*qp->resp.atomic), GFP_KERNEL);
-		err = qp->resp.atomic ? vhca_rc_req_init(qp) : -ENOMEM;
+		qp->resp.rd = kmalloc_array(VHCA_RD_QUEUE,
+					    sizeof(*qp->resp.rd), GFP_KERNEL);
+		err = qp->resp.atomic && qp->resp.rd ? vhca_rc_req_init(qp) :
+						       -ENOMEM;
 		if (err)
 			goto err_buf;
 	}
@@ -286,6 +291,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_post_lock);
 	spin_lock_init(&qp->rq_post_lock);
 	INIT_DELAYED_WORK(&qp->sq_work, vhca_sq_work);
+	INIT_WORK(&qp->rd_work, vhca_rc_rd_work);
 	qp->state = IB_QPS_RESET;
 	qp->dst_dev = U32_MAX;
 	qp->max_inline = inline_cap;
@@ -347,6 +353,7 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	qp->resp.have_wqe = false;	/* its ring is reset below */
 	qp->resp.active = false;
 	qp->resp.closed = false;
+	qp->resp.rd_head = qp->resp.rd_tail;
 	spin_unlock_irq(&qp->resp.lock);
 	spin_lock_irq(&qp->sq_post_lock);
 	qp->sq_cons = 0;
@@ -572,6 +579,8 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	xa_erase(&to_vdev(ibqp->device)->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
+	if (qp->resp.rd)
+		vhca_rc_rd_drain(qp);
 	if (qp->req.fl)
 		timer_shutdown_sync(&qp->req.timer);	/* it kicks the work */
 	cancel_delayed_work_sync(&qp->sq_work);

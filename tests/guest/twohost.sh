@@ -368,6 +368,10 @@ if [ "$VHCA_GUEST" = a ]; then
 	done
 	check "guest a: vhca0 took its packets before the IP stack (steering)" \
 		steered "$rcvd0" "$udp0"
+	# 8192 response packets a READ: sent at once, fq_codel dropped most
+	# of them, and b's retries met the same until they ran out
+	check "guest a: ib_read_bw server of 8 MiB READs on vhca0, client vhca0 in b" \
+		pt ib_read_bw vhca0 -s 8388608 -n 30
 	check "guest a: ib_write_bw server with 8 QPs on vhca0, client vhca0 in b" \
 		pt ib_write_bw vhca0 -q 8
 	check "guest a: eth1 on jumbo frames, vhca0's active MTU 4096" jumbo on
@@ -530,6 +534,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
 	done
+	check "guest b: ib_read_bw client of 8 MiB READs on vhca0, server vhca0 in a" \
+		retry pt ib_read_bw vhca0 -s 8388608 -n 30 10.76.1.1
 	sent0=$(stat sent_pkts) resent0=$(stat retrans_pkts)
 	check "guest b: ib_write_bw client with 8 QPs on vhca0, server vhca0 in a" \
 		retry pt ib_write_bw vhca0 -q 8 10.76.1.1
