@@ -440,6 +440,8 @@ if [ "$VHCA_GUEST" = a ]; then
 		check "guest a: $prog client on vhca0, server rxe0 in b" \
 			retry pt $prog vhca0 10.76.1.2
 	done
+	check "guest a: ib_read_bw server of 8 MiB READs on vhca0, client rxe0 in b" \
+		pt ib_read_bw vhca0 -s 8388608 -n 30
 	# READs asked for again in part, then whole after a timeout: rxe
 	# drops a request that starts before its latest one
 	check "guest a: netem on, with rxe0 in b" lossy on
@@ -613,6 +615,8 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: $prog server on rxe0, client vhca0 in a" \
 			pt $prog rxe0
 	done
+	check "guest b: ib_read_bw client of 8 MiB READs on rxe0, server vhca0 in a" \
+		retry pt ib_read_bw rxe0 -s 8388608 -n 30 10.76.1.1
 	check "guest b: netem on, with vhca0 in a" lossy on
 	check "guest b: ib_read_bw server on rxe0 on a lossy link, client vhca0 in a" \
 		pt ib_read_bw rxe0 -n 50
