@@ -61,11 +61,17 @@ def thread_class(pid, tid, comm):
 
 
 def sample(path):
+    known = {}
     with open(path, "a") as out:
         while True:
             now = time.time()
             lines = []
-            for pid, (name, out_dir) in guests().items():
+            # /proc is scanned again only until both guests are found, or
+            # when one has gone: not five times a second on the host that
+            # is being measured
+            if len(known) < 2 or not all(os.path.exists("/proc/" + p) for p in known):
+                known = guests()
+            for pid, (name, out_dir) in known.items():
                 try:
                     with open(out_dir + "/host-clock.tmp", "w") as f:
                         f.write("%.6f\n" % time.time())
