@@ -288,6 +288,8 @@ struct vhca_rd_resp {
  * 34-41 all at once.
  */
 #define VHCA_RD_INFLIGHT	512
+/* READ response packets rd_work takes at once. */
+#define VHCA_RD_BATCH		16
 
 /*
  * WQEs an RC requester has on the wire at once: a power of two, and more
@@ -436,7 +438,9 @@ struct vhca_resp {
  * @dst_cache: the route to its DGID, reset when it changes
  * @resp: a UC or RC QP's responder, for messages arriving from the wire
  * @rd_inflight: RC: READ response packets sent and not yet freed
- * @rd_work: RC: sends more of the READs queued, as @rd_inflight falls
+ * @rd_cpu: RC: the CPU that last freed one, where @rd_work runs; -1 first
+ * @rd_work: RC: sends the READs queued, kicked by their requests and as
+ *	@rd_inflight falls
  * @req: an RC QP's requester on the wire
  */
 struct vhca_qp {
@@ -466,6 +470,7 @@ struct vhca_qp {
 	struct dst_cache dst_cache;
 	struct vhca_resp resp;
 	atomic_t rd_inflight;
+	int rd_cpu;
 	struct work_struct rd_work;
 	struct vhca_req req;
 };
@@ -616,6 +621,9 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 void vhca_bth_set_ackreq(struct sk_buff *skb);
 void vhca_net_send_qp(struct vhca_dev *vdev, struct sk_buff *skb,
 		      struct vhca_qp *qp);
+void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
+		      struct vhca_qp *qp, const struct vhca_av *av,
+		      const union ib_gid *sgid);
 void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
 		   const struct vhca_av *av, u32 sqpn);
 void vhca_ud_recv(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
@@ -634,6 +642,7 @@ void vhca_net_exit(void);
 
 /* vhca_engine.c */
 extern struct workqueue_struct *vhca_wq;
+extern struct workqueue_struct *vhca_tx_wq;
 void vhca_sq_work(struct work_struct *work);
 void vhca_qp_kick(struct vhca_qp *qp);
 void vhca_qp_kick_now(struct vhca_qp *qp);

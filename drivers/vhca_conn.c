@@ -261,6 +261,22 @@ static void vhca_rc_nak(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
 }
 
 /*
+ * Where a QP's READ responses are sent from: the CPU that last freed one,
+ * which is where the netdev reaps its transmit completions.  Sending from
+ * another CPU makes the two contend for the transmit queue's lock on every
+ * packet, and a vCPU spinning there while the holder's host thread is
+ * preempted is the costliest thing an emulated host does.
+ */
+static void vhca_rc_rd_kick(struct vhca_qp *qp)
+{
+	int cpu = READ_ONCE(qp->rd_cpu);
+
+	if (cpu < 0 || !cpu_online(cpu))
+		cpu = raw_smp_processor_id();
+	queue_work_on(cpu, vhca_tx_wq, &qp->rd_work);
+}
+
+/*
  * The destructor of a READ response packet: the netdev is done with it.
  * Any context.  Once half the QP's allowance is free, the READs waiting
  * go on in its rd_work: sending from here could re-enter the transmit
@@ -272,38 +288,89 @@ static void vhca_rc_rd_free(struct sk_buff *skb)
 	int left;
 
 	rcu_read_lock();	/* vhca_rc_rd_drain() waits for it */
+	WRITE_ONCE(qp->rd_cpu, raw_smp_processor_id());
 	left = atomic_dec_return(&qp->rd_inflight);
 	if (left <= VHCA_RD_INFLIGHT / 2 && READ_ONCE(qp->resp.rd_wait))
-		queue_work(vhca_wq, &qp->rd_work);
+		vhca_rc_rd_kick(qp);
 	if (!left)
 		wake_up_var(&qp->rd_inflight);
 	rcu_read_unlock();
 }
 
 /*
- * Whether another READ response packet may go.  If not, the destructors
- * are told to kick rd_work: they decrement, then look at rd_wait; this
- * sets rd_wait, then looks at the count, so one of the two sees the other.
+ * How many more READ response packets may go now.  If none, the
+ * destructors are told to kick rd_work: they decrement, then look at
+ * rd_wait; this sets rd_wait, then looks at the count, so one of the two
+ * sees the other.
  */
-static bool vhca_rc_rd_room(struct vhca_qp *qp)
+static u32 vhca_rc_rd_room(struct vhca_qp *qp)
 {
-	if (atomic_read(&qp->rd_inflight) < VHCA_RD_INFLIGHT)
-		return true;
+	int n = atomic_read(&qp->rd_inflight);
+
+	if (n < VHCA_RD_INFLIGHT)
+		return VHCA_RD_INFLIGHT - n;
 	WRITE_ONCE(qp->resp.rd_wait, true);
 	smp_mb();	/* pairs with atomic_dec_return() in vhca_rc_rd_free() */
-	return atomic_read(&qp->rd_inflight) < VHCA_RD_INFLIGHT;
+	n = atomic_read(&qp->rd_inflight);
+	return n < VHCA_RD_INFLIGHT ? VHCA_RD_INFLIGHT - n : 0;
 }
 
 /*
- * Send the next packet of READ @e from @src.  Returns false if there was
- * no memory: the rest of @e is lost, and the requester asks for it again.
+ * Packets of one READ that rd_work has taken to send: what it needs of the
+ * QP, copied under resp.lock, so that they are built and sent without it.
+ */
+struct vhca_rd_batch {
+	struct vhca_rd_resp e;	/* the READ; e.sent is the first packet */
+	u32 n;
+	u32 dqpn;
+	struct vhca_av av;
+	union ib_gid sgid;
+};
+
+/*
+ * Take the next packets of the oldest READ with any left to send: at most
+ * VHCA_RD_BATCH, and no more than the QP has room for in flight, where
+ * they count from now on.  Returns false if there are none to take.
+ */
+static bool vhca_rc_rd_take(struct vhca_qp *qp, struct vhca_rd_batch *b)
+{
+	struct vhca_resp *r = &qp->resp;
+	struct vhca_rd_resp *e = NULL;
+	unsigned long flags;
+	u32 room;
+
+	spin_lock_irqsave(&r->lock, flags);
+	WRITE_ONCE(r->rd_wait, false);
+	for (; r->rd_head != r->rd_tail; r->rd_head++) {
+		e = &r->rd[r->rd_head & (VHCA_RD_QUEUE - 1)];
+		if (e->sent < e->npkts)
+			break;
+	}
+	room = r->rd_head == r->rd_tail ? 0 : vhca_rc_rd_room(qp);
+	if (room) {
+		b->e = *e;
+		b->n = min3(e->npkts - e->sent, room, VHCA_RD_BATCH);
+		b->dqpn = qp->attr.dest_qp_num;
+		b->av = qp->av;
+		b->sgid = qp->sgid;
+		e->sent += b->n;
+		atomic_add(b->n, &qp->rd_inflight);
+	}
+	spin_unlock_irqrestore(&r->lock, flags);
+	return room;
+}
+
+/*
+ * Send packet @b->e.sent of @b's READ from @src.  Returns false if there
+ * was no memory: the requester finds the gap and asks again.
  */
 static bool vhca_rc_rd_send(struct vhca_dev *vdev, struct vhca_qp *qp,
-			    struct vhca_rd_resp *e, struct vhca_cursor *src)
+			    struct vhca_rd_batch *b, struct vhca_cursor *src)
 {
+	struct vhca_rd_resp *e = &b->e;
 	u32 i = e->sent, k = min(e->len - i * e->mtu, e->mtu);
 	struct vhca_tx_hdr h = {
-		.dqpn = qp->attr.dest_qp_num,
+		.dqpn = b->dqpn,
 		.psn = (e->psn + i) & VHCA_BTH_PSN_MASK,
 		.aeth = (VHCA_AETH_ACK | VHCA_AETH_NO_CREDITS) << 24 |
 			(e->msn & VHCA_AETH_MSN_MASK),
@@ -326,67 +393,65 @@ static bool vhca_rc_rd_send(struct vhca_dev *vdev, struct vhca_qp *qp,
 	vhca_copy(&dst, src, k);
 	skb->destructor = vhca_rc_rd_free;
 	skb_shinfo(skb)->destructor_arg = qp;
-	atomic_inc(&qp->rd_inflight);
-	vhca_net_send_qp(vdev, skb, qp);
+	vhca_net_send_av(vdev, skb, qp, &b->av, &b->sgid);
 	e->sent++;
 	return true;
 }
 
 /*
- * Send what the queued READs have left, oldest first, while the QP has
- * room in flight.  The MR is looked up again each time: if the process
- * deregistered it since the request, the rest of that READ is never sent,
- * as if lost, and the requester's retry earns a remote access NAK.
- * Caller holds qp->resp.lock.
+ * Send the packets taken in @b.  The MR is looked up again for each batch:
+ * if the process deregistered it since the request, the rest of that READ
+ * is never sent, as if lost, and the requester's retry earns a remote
+ * access NAK.
  */
-static void vhca_rc_rd_pump(struct vhca_dev *vdev, struct vhca_qp *qp)
+static void vhca_rc_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
+			     struct vhca_rd_batch *b)
 {
-	struct vhca_resp *r = &qp->resp;
+	struct vhca_rd_resp *e = &b->e;
+	u32 end = e->sent + b->n;
 	struct vhca_cursor src;
-	struct vhca_rd_resp *e;
+	struct vhca_mr *mr = NULL;
 	struct vhca_seg seg;
-	struct vhca_mr *mr;
 
 	rcu_read_lock();
-	for (; r->rd_head != r->rd_tail; r->rd_head++) {
-		e = &r->rd[r->rd_head & (VHCA_RD_QUEUE - 1)];
-		mr = NULL;
-		if (e->len) {
-			mr = vhca_mr_find(vdev, e->rkey, qp->ibqp.pd,
-					  IB_ACCESS_REMOTE_READ, e->va, e->len);
-			if (!mr)
-				continue;
-		}
+	if (e->len)
+		mr = vhca_mr_find(vdev, e->rkey, qp->ibqp.pd,
+				  IB_ACCESS_REMOTE_READ, e->va, e->len);
+	if (mr || !e->len) {
 		seg = (struct vhca_seg){ .mr = mr, .va = e->va, .len = e->len };
 		src = (struct vhca_cursor){ .seg = &seg, .nseg = 1 };
 		vhca_cursor_skip(&src, e->sent * e->mtu);
-		while (e->sent < e->npkts) {
-			if (!vhca_rc_rd_room(qp))
-				goto out;
-			if (!vhca_rc_rd_send(vdev, qp, e, &src))
-				break;
-		}
+		while (e->sent < end && vhca_rc_rd_send(vdev, qp, b, &src))
+			;
 	}
-out:
 	rcu_read_unlock();
+	/* what was taken and not sent no longer counts */
+	if (e->sent < end &&
+	    !atomic_sub_return(end - e->sent, &qp->rd_inflight))
+		wake_up_var(&qp->rd_inflight);
 }
 
 /**
- * vhca_rc_rd_work() - send more of the READs a QP answers
- * @work: the QP's rd_work, kicked as its packets in flight are freed
+ * vhca_rc_rd_work() - send the READs a QP answers
+ * @work: the QP's rd_work, kicked by each READ request and as the QP's
+ *	packets in flight are freed
+ *
+ * resp.lock is held only to take a batch: the requests arriving on other
+ * CPUs do not wait while it is built and sent.
  */
 void vhca_rc_rd_work(struct work_struct *work)
 {
 	struct vhca_qp *qp = container_of(work, struct vhca_qp, rd_work);
-	unsigned long flags;
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vhca_rd_batch b;
 
-	/* as in softirq, where the rest of the responder runs */
-	local_bh_disable();
-	spin_lock_irqsave(&qp->resp.lock, flags);
-	WRITE_ONCE(qp->resp.rd_wait, false);
-	vhca_rc_rd_pump(to_vdev(qp->ibqp.device), qp);
-	spin_unlock_irqrestore(&qp->resp.lock, flags);
-	local_bh_enable();
+	while (vhca_rc_rd_take(qp, &b)) {
+		/* as in softirq, where the rest of the responder runs */
+		local_bh_disable();
+		vhca_rc_rd_batch(vdev, qp, &b);
+		local_bh_enable();
+		cond_resched();
+	}
 }
 
 /**
@@ -459,7 +524,7 @@ static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return VHCA_NAK_REM_ACCESS;
 	}
 	if (dup && vhca_rc_read_again(qp, m)) {
-		vhca_rc_rd_pump(vdev, qp);
+		vhca_rc_rd_kick(qp);
 		return -1;
 	}
 	if (r->rd_tail - r->rd_head == VHCA_RD_QUEUE) {
@@ -471,7 +536,7 @@ static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 		.va = m->va, .rkey = m->rkey, .len = m->dmalen,
 		.psn = m->psn, .msn = r->msn, .mtu = mtu, .npkts = *npkts,
 	};
-	vhca_rc_rd_pump(vdev, qp);
+	vhca_rc_rd_kick(qp);
 	return -1;
 }
 

@@ -27,6 +27,7 @@
 #include "vhca.h"
 
 struct workqueue_struct *vhca_wq;
+struct workqueue_struct *vhca_tx_wq;
 
 /* IB spec table 45: the RNR NAK timer field in microseconds. */
 static const u32 vhca_rnr_usecs[32] = {

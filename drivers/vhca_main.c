@@ -225,13 +225,23 @@ static int __init vhca_init(void)
 	vhca_wq = alloc_workqueue("vhca", WQ_UNBOUND, 0);
 	if (!vhca_wq)
 		return -ENOMEM;
-	err = vhca_net_init();
-	if (err) {
-		destroy_workqueue(vhca_wq);
-		return err;
+	/* Per CPU: packets go out where the netdev frees them. */
+	vhca_tx_wq = alloc_workqueue("vhca_tx", WQ_MEM_RECLAIM, 0);
+	if (!vhca_tx_wq) {
+		err = -ENOMEM;
+		goto err_wq;
 	}
+	err = vhca_net_init();
+	if (err)
+		goto err_tx_wq;
 	rdma_link_register(&vhca_link_ops);
 	return 0;
+
+err_tx_wq:
+	destroy_workqueue(vhca_tx_wq);
+err_wq:
+	destroy_workqueue(vhca_wq);
+	return err;
 }
 
 /*
@@ -245,6 +255,7 @@ static void __exit vhca_exit(void)
 	vhca_unregister_all();
 	vhca_net_exit();
 	wait_var_event(&vhca_devs_alive, !atomic_read(&vhca_devs_alive));
+	destroy_workqueue(vhca_tx_wq);
 	destroy_workqueue(vhca_wq);
 	rcu_barrier();	/* kernel MRs are freed by RCU callbacks */
 }

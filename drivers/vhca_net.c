@@ -848,8 +848,24 @@ void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
 void vhca_net_send_qp(struct vhca_dev *vdev, struct sk_buff *skb,
 		      struct vhca_qp *qp)
 {
-	vhca_net_xmit(vdev, skb, &qp->av, &qp->sgid, qp->av.network_type,
-		      qp->ibqp.qp_num, &qp->dst_cache);
+	vhca_net_send_av(vdev, skb, qp, &qp->av, &qp->sgid);
+}
+
+/**
+ * vhca_net_send_av() - vhca_net_send_qp() with the QP's AV and source GID
+ *	as copied under one of its locks
+ * @vdev: the sending device
+ * @skb: from vhca_net_alloc(), payload written; consumed
+ * @qp: the RC or UC QP, for its route cache and QPN
+ * @av: its AV
+ * @sgid: its source GID
+ */
+void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
+		      struct vhca_qp *qp, const struct vhca_av *av,
+		      const union ib_gid *sgid)
+{
+	vhca_net_xmit(vdev, skb, av, sgid, av->network_type, qp->ibqp.qp_num,
+		      &qp->dst_cache);
 }
 
 static const struct rdma_stat_desc vhca_counter_descs[] = {

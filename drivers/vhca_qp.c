@@ -292,6 +292,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq_post_lock);
 	INIT_DELAYED_WORK(&qp->sq_work, vhca_sq_work);
 	INIT_WORK(&qp->rd_work, vhca_rc_rd_work);
+	qp->rd_cpu = -1;
 	qp->state = IB_QPS_RESET;
 	qp->dst_dev = U32_MAX;
 	qp->max_inline = inline_cap;
