@@ -133,6 +133,8 @@ int vhca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
 
 struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr);
 int vhca_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int vhca_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init);

@@ -89,6 +89,47 @@ err_free:
 	return NULL;
 }
 
+/*
+ * ibv_create_qp_ex() with what ibv_create_qp() can say: a PD, and create
+ * flags if they are none.  Without this entry, libibverbs fails every call
+ * whose comp_mask is more than IBV_QP_INIT_ATTR_PD with EOPNOTSUPP, even
+ * IBV_QP_INIT_ATTR_CREATE_FLAGS with no flag set.  The rest (XRC, TSO,
+ * RSS, the ibv_qp_ex send API, any create flag) vhca does not have.
+ */
+struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr_ex)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	struct ibv_qp_init_attr attr;
+	struct ibv_qp *qp;
+
+	if ((attr_ex->comp_mask & ~known) ||
+	    ((attr_ex->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr_ex->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr_ex->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr_ex->pd ||
+	    attr_ex->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	attr = (struct ibv_qp_init_attr){
+		.qp_context = attr_ex->qp_context,
+		.send_cq = attr_ex->send_cq,
+		.recv_cq = attr_ex->recv_cq,
+		.srq = attr_ex->srq,
+		.cap = attr_ex->cap,
+		.qp_type = attr_ex->qp_type,
+		.sq_sig_all = attr_ex->sq_sig_all,
+	};
+	qp = vhca_create_qp(attr_ex->pd, &attr);
+	if (qp)
+		attr_ex->cap = attr.cap;	/* what was created */
+	return qp;
+}
+
 int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);

@@ -144,6 +144,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_qp = vhca_create_qp,
+	.create_qp_ex = vhca_create_qp_ex,
 	.create_srq = vhca_create_srq,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,

@@ -248,6 +248,63 @@ static void type_tests(void)
 	check(!qp && err == EINVAL, "max_inline_data past 512: EINVAL (%d)", err);
 }
 
+/* ibv_create_qp_ex(): the extended entry point, as far as vhca goes. */
+static void ex_tests(void)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 5, .max_recv_wr = 3,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		.pd = pd,
+	};
+	struct ibv_qp_init_attr_ex b;
+	struct ibv_qp *qp;
+
+	b = a;
+	qp = ibv_create_qp_ex(ctx, &b);
+	check(qp && qp->qp_type == IBV_QPT_RC && qp->pd == pd &&
+	      qp->state == IBV_QPS_RESET && b.cap.max_send_wr >= 5 &&
+	      b.cap.max_recv_wr >= 3,
+	      "create_qp_ex with PD and no create flags (%d; %u, %u WRs)",
+	      qp ? 0 : errno, b.cap.max_send_wr, b.cap.max_recv_wr);
+	if (qp) {
+		check(to_init(qp) == 0, "its QP to INIT");
+		ibv_destroy_qp(qp);
+	}
+	b = a;
+	b.qp_type = IBV_QPT_UD;
+	qp = ibv_create_qp_ex(ctx, &b);
+	check(qp && qp->qp_type == IBV_QPT_UD, "create_qp_ex UD (%d)",
+	      qp ? 0 : errno);
+	if (qp)
+		ibv_destroy_qp(qp);
+	b = a;
+	b.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	errno = 0;
+	qp = ibv_create_qp_ex(ctx, &b);
+	check(!qp && errno == EOPNOTSUPP, "a create flag: EOPNOTSUPP (%d)",
+	      errno);
+	b = a;
+	b.comp_mask |= IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
+	b.max_tso_header = 64;
+	errno = 0;
+	qp = ibv_create_qp_ex(ctx, &b);
+	check(!qp && errno == EOPNOTSUPP, "TSO: EOPNOTSUPP (%d)", errno);
+	b = a;
+	b.comp_mask = IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	errno = 0;
+	qp = ibv_create_qp_ex(ctx, &b);
+	check(!qp && errno == EINVAL, "no PD: EINVAL (%d)", errno);
+	b = a;
+	b.cap.max_send_wr = 32769;
+	errno = 0;
+	qp = ibv_create_qp_ex(ctx, &b);
+	check(!qp && errno == EINVAL, "max_send_wr past max_qp_wr: EINVAL (%d)",
+	      errno);
+}
+
 static void error_tests(void)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
@@ -355,6 +412,7 @@ int main(int argc, char **argv)
 	rc_tests();
 	srq_tests();
 	type_tests();
+	ex_tests();
 	error_tests();
 	no_syscall_test();
 
