@@ -6,7 +6,7 @@
 # finds it) and the provider installed, run one command in it and return its
 # output and exit status.
 #
-#   tools/guest.sh [--nic2] [--peer 'CMD'] [--udp] [--timeout S] CMD...
+#   tools/guest.sh [--nic2] [--peer 'CMD'] [--udp] [--gdb PORT] [--timeout S] CMD...
 #
 # CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
 # virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
@@ -16,6 +16,8 @@
 # behind holds the other back, as pause frames (PFC) do on the lossless
 # Ethernet RoCE is deployed on.  --udp makes it UDP datagrams instead,
 # which the receiving qemu drops when a burst overruns its socket buffer.
+# --gdb opens qemu's gdbstub on 127.0.0.1:PORT (the peer's on PORT+1), for
+# tools/vcpu-prof.py.
 #
 # Exit status: 0 when every CMD succeeded; 1 when a CMD failed; 2 when a
 # guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN or hung-task
@@ -25,12 +27,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-nic2=0 peer= timeout=600 udp=0
+nic2=0 peer= timeout=600 udp=0 gdb=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--nic2) nic2=1 ;;
 	--peer) peer=$2; nic2=1; shift ;;
 	--udp) udp=1 ;;
+	--gdb) gdb=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
@@ -38,7 +41,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -gt 0 ] || die "usage: tools/guest.sh [--nic2] [--peer CMD] [--udp] [--timeout S] CMD..."
+[ $# -gt 0 ] || die "usage: tools/guest.sh [--nic2] [--peer CMD] [--udp] [--gdb PORT] [--timeout S] CMD..."
 
 kver=$(vhca_kver)
 kimg="$VHCA_CACHE/kernel/$kver"
@@ -164,6 +167,11 @@ start_guest() {
 	esac
 	[ "$link" = none ] ||
 		args+=(-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:$mac:01")
+	if [ -n "$gdb" ]; then
+		local gport=$gdb
+		[ "$name" = a ] || gport=$((gdb + 1))
+		args+=(-gdb "tcp:127.0.0.1:$gport")
+	fi
 	timeout --foreground "$timeout" qemu-system-x86_64 "${args[@]}" \
 		>"$out/qemu.log" 2>&1 &
 	pids+=($!)
