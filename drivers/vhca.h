@@ -43,6 +43,7 @@ enum vhca_counter {
 	VHCA_CNT_RCVD_NO_QP,
 	VHCA_CNT_RCVD_NO_WQE,
 	VHCA_CNT_RCVD_UNEXPECTED,
+	VHCA_CNT_RCVD_QUEUE_FULL,
 	/* RC reliability: the requester's... */
 	VHCA_CNT_RCVD_SEQ_NAKS,
 	VHCA_CNT_RCVD_RNR_NAKS,

@@ -879,6 +879,7 @@ static const struct rdma_stat_desc vhca_counter_descs[] = {
 	[VHCA_CNT_RCVD_NO_QP].name = "rcvd_no_qp",
 	[VHCA_CNT_RCVD_NO_WQE].name = "rcvd_no_recv_wqe",
 	[VHCA_CNT_RCVD_UNEXPECTED].name = "rcvd_unexpected",
+	[VHCA_CNT_RCVD_QUEUE_FULL].name = "rcvd_queue_full",
 	[VHCA_CNT_RCVD_SEQ_NAKS].name = "rcvd_seq_naks",
 	[VHCA_CNT_RCVD_RNR_NAKS].name = "rcvd_rnr_naks",
 	[VHCA_CNT_RETRANS_TIMEOUTS].name = "retrans_timeouts",

@@ -943,7 +943,8 @@ bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
 		return false;
 	}
 	if (skb_queue_len_lockless(&qp->req.rxq) >= VHCA_RC_RXQ_MAX) {
-		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
+		/* the work is that far behind: lost, and asked for again */
+		vhca_count(vdev, VHCA_CNT_RCVD_QUEUE_FULL);
 		return false;
 	}
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
