@@ -31,7 +31,7 @@ shift
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vhca-profile.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 cmd="DEV=$dev PROG=$prog SECONDS_=25 ARGS='$*' bash bench/guest-profile.sh"
 TMPDIR=$tmp "$VHCA_ROOT/tools/guest.sh" --gdb "$port" --timeout 300 \
 	--peer "$cmd" "$cmd" >"$tmp/guests.log" 2>&1 &

@@ -94,10 +94,6 @@ build_initramfs() {
 	echo "$img"
 }
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 stage=$(stage_modules)
 initrd=$(build_initramfs)
 work=$(mktemp -d "${TMPDIR:-/tmp}/vhca-guest.XXXXXX")

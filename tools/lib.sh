@@ -12,3 +12,8 @@ die() { printf 'vhca: error: %s\n' "$*" >&2; exit 1; }
 vhca_kver() {
 	cat "$VHCA_CACHE/kver" 2>/dev/null || die "run tools/setup.sh first"
 }
+
+# A port number of 127.0.0.1 that is free at the moment (asked of TCP).
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
