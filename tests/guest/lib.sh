@@ -18,7 +18,7 @@ fail() {
 
 # check WHAT CMD...: passes when CMD succeeds
 check() {
-	local what=$1 out n
+	local what=$1 out
 	shift
 	if out=$("$@" 2>&1); then
 		pass "$what"
@@ -26,9 +26,8 @@ check() {
 		fail "$what"
 		# a program's own words can come first (stderr before its
 		# buffered stdout): keep them in view above the tail
-		n=$(printf '%s\n' "$out" | wc -l)
-		[ "$n" -le 20 ] || printf '%s\n' "$out" | head -n $((n - 20)) |
-			perftest_errors | head -n 5 | sed 's/^/#   /'
+		printf '%s\n' "$out" | head -n -20 | perftest_errors |
+			head -n 5 | sed 's/^/#   /'
 		printf '%s\n' "$out" | tail -n 20 | sed 's/^/#   /'
 	fi
 }
