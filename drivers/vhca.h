@@ -53,6 +53,10 @@ enum vhca_counter {
 	/* ...and the responder's */
 	VHCA_CNT_SENT_SEQ_NAKS,
 	VHCA_CNT_RCVD_DUPLICATES,
+	/* congestion: CNPs for CE-marked packets, and what they cut */
+	VHCA_CNT_SENT_CNPS,
+	VHCA_CNT_RCVD_CNPS,
+	VHCA_CNT_WINDOW_CUTS,
 	VHCA_CNT_MAX
 };
 
@@ -334,6 +338,12 @@ struct vhca_rc_wqe {
  * @held: the last packet of the latest SEND or WRITE, not yet sent: it
  *	asks for an ACK if no other packet follows it in this run
  * @unacked: packets sent since the last that asked for an ACK
+ * @cwnd: packets this QP may have on the wire, halved for congestion
+ * @cwnd_target: what @cwnd was before the last cut, which it climbs back to
+ * @cwnd_acked: packets acknowledged since @cwnd last changed
+ * @cut_next: no cut before this time (jiffies)
+ * @congested: a CNP, or a CE-marked READ response, arrived: the work cuts
+ *	@cwnd (set in softirq)
  */
 struct vhca_req {
 	u32 next;
@@ -351,6 +361,11 @@ struct vhca_req {
 	struct vhca_rc_wqe *fl;
 	struct sk_buff *held;
 	u32 unacked;
+	u32 cwnd;
+	u32 cwnd_target;
+	u32 cwnd_acked;
+	unsigned long cut_next;
+	bool congested;
 };
 
 /**
@@ -378,6 +393,7 @@ struct vhca_req {
  * @rd_tail: where the next READ request goes
  * @rd_wait: READs wait for packets in flight to be freed (read without
  *	the lock by the skb destructor)
+ * @cnp_next: RC: no CNP to the requester before this time (jiffies)
  */
 struct vhca_resp {
 	spinlock_t lock;	/* all of it */
@@ -401,6 +417,7 @@ struct vhca_resp {
 	unsigned int rd_head;
 	unsigned int rd_tail;
 	bool rd_wait;
+	unsigned long cnp_next;
 };
 
 /* Largest receive WQE: the header and VHCA_MAX_SGE SGEs, rounded up. */
@@ -546,6 +563,7 @@ struct vhca_tx_hdr {
 	bool has_deth;
 	u32 qkey;
 	u32 sqpn;
+	bool becn;
 	bool has_reth;		/* or the AtomicETH, with @swap and @compare */
 	bool has_atomic;
 	u64 va;
@@ -567,6 +585,7 @@ struct vhca_conn_msg {
 	bool rc;
 	bool se;
 	bool ackreq;
+	bool ce;	/* its IP header's ECN field says Congestion Experienced */
 	u32 dqpn;
 	u32 psn;
 	u64 va;
@@ -710,7 +729,9 @@ void vhca_rc_req_reset(struct vhca_qp *qp);
 void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool last);
 enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget);
 bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		      const struct vhca_bth *bth);
+		      const struct vhca_bth *bth, bool ce);
+bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
+		 const struct vhca_bth *bth);
 
 /* vhca_cq.c */
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,

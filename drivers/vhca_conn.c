@@ -261,6 +261,39 @@ static void vhca_rc_nak(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
 }
 
 /*
+ * No more than one CNP per QP in this long: the requester cuts its window
+ * at most once per 100 ms, and a queue marks many packets while it
+ * drains.
+ */
+#define VHCA_CNP_GAP	(HZ / 100 ?: 1)
+
+/*
+ * A request that a queue on the way marked Congestion Experienced: tell
+ * the requester with a CNP (annex A17.9.3), the BECN set, its DestQP the
+ * requester's QP.  Caller holds qp->resp.lock.
+ */
+static void vhca_rc_notify(struct vhca_dev *vdev, struct vhca_qp *qp)
+{
+	struct vhca_tx_hdr h = {
+		.opcode = VHCA_OP_CNP,
+		.dqpn = qp->attr.dest_qp_num,
+		.becn = true,
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	if (time_before(jiffies, qp->resp.cnp_next))
+		return;
+	qp->resp.cnp_next = jiffies + VHCA_CNP_GAP;
+	skb = vhca_net_alloc(vdev, &h, VHCA_CNP_LEN, &payload);
+	if (!skb)
+		return;	/* lost: the next mark sends another */
+	memset(payload, 0, VHCA_CNP_LEN);
+	vhca_count(vdev, VHCA_CNT_SENT_CNPS);
+	vhca_net_send_qp(vdev, skb, qp);
+}
+
+/*
  * Where a QP's READ responses are sent from: the CPU that last freed one,
  * which is where the netdev reaps its transmit completions.  Sending from
  * another CPU makes the two contend for the transmit queue's lock on every
@@ -743,6 +776,8 @@ static void vhca_rc_recv(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_resp *r = &qp->resp;
 	s32 d = vhca_psn_diff(m->psn, r->epsn);
 
+	if (m->ce)
+		vhca_rc_notify(vdev, qp);
 	if (d > 0) {
 		if (!r->nak_sent) {
 			r->nak_sent = true;

@@ -10,6 +10,8 @@
 #include <linux/unaligned.h>
 #include <linux/inetdevice.h>
 #include <net/addrconf.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
@@ -105,7 +107,7 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
  * counted here.
  */
 static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
-			   const struct vhca_bth *bth)
+			   const struct vhca_bth *bth, bool ce)
 {
 	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
 	u32 hlen = sizeof(struct udphdr) + sizeof(*bth);
@@ -161,6 +163,7 @@ static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
 	m.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
 	m.ackreq = ntohl(bth->apsn) & VHCA_BTH_ACKREQ;
 	m.se = bth->flags & VHCA_BTH_SE;
+	m.ce = ce;
 	m.data = skb->data + hlen;
 	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
@@ -181,7 +184,7 @@ static void vhca_roce_rcv(struct vhca_dev *vdev, struct sk_buff *skb)
 		  VHCA_ICRC_SIZE;
 	const struct vhca_bth *bth;
 	u32 l3_len, icrc;
-	bool ok = false;
+	bool ok = false, ce;
 
 	if (skb->len < min || skb_linearize(skb) ||
 	    (skb->protocol == htons(ETH_P_IP) && ip_hdr(skb)->ihl != 5)) {
@@ -196,6 +199,8 @@ static void vhca_roce_rcv(struct vhca_dev *vdev, struct sk_buff *skb)
 		vhca_count(vdev, VHCA_CNT_RCVD_BAD_ICRC);
 		goto out;
 	}
+	ce = INET_ECN_is_ce(skb->protocol == htons(ETH_P_IP) ?
+			    ip_hdr(skb)->tos : ipv6_get_dsfield(ipv6_hdr(skb)));
 	bth = (const struct vhca_bth *)(skb->data + sizeof(struct udphdr));
 	if (bth->flags & VHCA_BTH_TVER_MASK ||
 	    (ntohs(bth->pkey) & 0x7fff) != 0x7fff) {
@@ -210,11 +215,15 @@ static void vhca_roce_rcv(struct vhca_dev *vdev, struct sk_buff *skb)
 	} else if (bth->opcode >= (VHCA_OP_RC | VHCA_OP_READ_RESP_FIRST) &&
 		   bth->opcode <= (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK)) {
 		/* a response: the requester's work takes the skb */
-		if (vhca_rc_response(vdev, skb, bth))
+		if (vhca_rc_response(vdev, skb, bth, ce))
 			return;
+	} else if (bth->opcode == VHCA_OP_CNP) {
+		ok = vhca_rc_cnp(vdev, skb, bth);
+		if (!ok)
+			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 	} else if ((bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_UC ||
 		   (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC) {
-		ok = vhca_recv_conn(vdev, skb, bth);
+		ok = vhca_recv_conn(vdev, skb, bth, ce);
 		if (!ok)
 			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 	} else {
@@ -601,7 +610,8 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 	bth->opcode = h->opcode;
 	bth->flags = (h->se ? VHCA_BTH_SE : 0) | (pad << VHCA_BTH_PAD_SHIFT);
 	bth->pkey = htons(IB_DEFAULT_PKEY_FULL);
-	bth->qpn = htonl(h->dqpn & VHCA_BTH_QPN_MASK);
+	bth->qpn = htonl((h->dqpn & VHCA_BTH_QPN_MASK) |
+			 (h->becn ? VHCA_BTH_BECN : 0));
 	bth->apsn = htonl((h->psn & VHCA_BTH_PSN_MASK) |
 			  (h->ackreq ? VHCA_BTH_ACKREQ : 0));
 	if (h->has_deth) {
@@ -690,7 +700,7 @@ static void vhca_net_out(struct vhca_dev *vdev, int ret)
  */
 static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const struct vhca_av *av, const union ib_gid *sgid,
-		      u16 sport, struct dst_cache *dc)
+		      u16 sport, u8 tclass, struct dst_cache *dc)
 {
 	struct net *net = dev_net(vdev->ndev);
 	struct flowi4 fl = {
@@ -715,7 +725,7 @@ static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 	skb_reset_network_header(skb);
 	ip->version = 4;
 	ip->ihl = 5;
-	ip->tos = av->traffic_class;
+	ip->tos = tclass;
 	ip->tot_len = htons(skb->len);
 	ip->frag_off = htons(IP_DF);
 	ip->ttl = av->hop_limit ? av->hop_limit : 64;
@@ -733,7 +743,7 @@ static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 
 static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const struct vhca_av *av, const union ib_gid *sgid,
-		      u16 sport, struct dst_cache *dc)
+		      u16 sport, u8 tclass, struct dst_cache *dc)
 {
 	struct net *net = dev_net(vdev->ndev);
 	struct flowi6 fl = {
@@ -762,7 +772,7 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 	udp = vhca_push_udp(skb, sport);
 	ip6 = skb_push(skb, sizeof(*ip6));
 	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6, av->traffic_class, fl.flowlabel);
+	ip6_flow_hdr(ip6, tclass, fl.flowlabel);
 	ip6->payload_len = udp->len;
 	ip6->nexthdr = IPPROTO_UDP;
 	ip6->hop_limit = av->hop_limit ? av->hop_limit : 64;
@@ -782,23 +792,31 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 	return 0;
 }
 
-/* Finish @skb from @sgid to @av and send it; consumed either way. */
+/*
+ * Finish @skb from @sgid to @av and send it; consumed either way.  @ect:
+ * the packet is ECN-capable (ECT(0)) unless the AV's traffic class sets
+ * the ECN field itself.
+ */
 static void vhca_net_xmit(struct vhca_dev *vdev, struct sk_buff *skb,
 			  const struct vhca_av *av, const union ib_gid *sgid,
-			  u8 network_type, u32 sqpn, struct dst_cache *dc)
+			  u8 network_type, u32 sqpn, bool ect,
+			  struct dst_cache *dc)
 {
+	u8 tclass = av->traffic_class;
 	u16 sport;
 	int err;
 
+	if (ect && !(tclass & INET_ECN_MASK))
+		tclass |= INET_ECN_ECT_0;
 	sport = rdma_get_udp_sport(av->flow_label, sqpn,
 				   ntohl(((struct vhca_bth *)skb->data)->qpn) &
 				   VHCA_BTH_QPN_MASK);
 	if (dc)
 		local_bh_disable();
 	if (network_type == RDMA_NETWORK_IPV4)
-		err = vhca_xmit4(vdev, skb, av, sgid, sport, dc);
+		err = vhca_xmit4(vdev, skb, av, sgid, sport, tclass, dc);
 	else
-		err = vhca_xmit6(vdev, skb, av, sgid, sport, dc);
+		err = vhca_xmit6(vdev, skb, av, sgid, sport, tclass, dc);
 	if (dc)
 		local_bh_enable();
 	if (err) {	/* no route: not sent */
@@ -832,7 +850,7 @@ void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
 		return;
 	}
 	vhca_net_xmit(vdev, skb, av, &attr->gid,
-		      rdma_gid_attr_network_type(attr), sqpn, NULL);
+		      rdma_gid_attr_network_type(attr), sqpn, false, NULL);
 	rdma_put_gid_attr(attr);
 }
 
@@ -859,13 +877,24 @@ void vhca_net_send_qp(struct vhca_dev *vdev, struct sk_buff *skb,
  * @qp: the RC or UC QP, for its route cache and QPN
  * @av: its AV
  * @sgid: its source GID
+ *
+ * RC requests and READ responses are ECN-capable: a queue on the way that
+ * would drop them for congestion marks them instead, the receiver answers
+ * a mark with a CNP and the sender halves its window (vhca_rc.c).  ACKs
+ * and CNPs are not, nor is UC, which has no one to slow down.
  */
 void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
 		      struct vhca_qp *qp, const struct vhca_av *av,
 		      const union ib_gid *sgid)
 {
+	u8 op = ((struct vhca_bth *)skb->data)->opcode;
+	bool ect = qp->ibqp.qp_type == IB_QPT_RC &&
+		   op != (VHCA_OP_RC | VHCA_OP_ACK) &&
+		   op != (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK) &&
+		   op != VHCA_OP_CNP;
+
 	vhca_net_xmit(vdev, skb, av, sgid, av->network_type, qp->ibqp.qp_num,
-		      &qp->dst_cache);
+		      ect, &qp->dst_cache);
 }
 
 static const struct rdma_stat_desc vhca_counter_descs[] = {
@@ -887,6 +916,9 @@ static const struct rdma_stat_desc vhca_counter_descs[] = {
 	[VHCA_CNT_READ_REASKS].name = "read_rest_requests",
 	[VHCA_CNT_SENT_SEQ_NAKS].name = "sent_seq_naks",
 	[VHCA_CNT_RCVD_DUPLICATES].name = "rcvd_duplicate_requests",
+	[VHCA_CNT_SENT_CNPS].name = "sent_cnps",
+	[VHCA_CNT_RCVD_CNPS].name = "rcvd_cnps",
+	[VHCA_CNT_WINDOW_CUTS].name = "window_cuts",
 };
 
 static struct rdma_hw_stats *vhca_alloc_hw_port_stats(struct ib_device *ibdev,

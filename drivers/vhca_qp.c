@@ -265,6 +265,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	qp->rwqe = qp->wqe + (1U << sg.log2_stride);
 	spin_lock_init(&qp->resp.lock);
+	qp->resp.cnp_next = jiffies;
 	if (init->qp_type == IB_QPT_UC || init->qp_type == IB_QPT_RC) {
 		/* the responder of messages from the wire */
 		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL);

@@ -58,6 +58,18 @@
 /* A QP's share never goes below this, however many QPs are busy. */
 #define VHCA_RC_MIN_PKTS	16
 /*
+ * Congestion (ECN): a CNP from the responder, or a READ response that a
+ * queue on the way marked, halves the QP's window, down to
+ * VHCA_RC_MIN_PKTS, at most once per VHCA_RC_CUT_GAP: a queue's AQM
+ * (CoDel's interval is 100 ms) marks again while the packets sent before
+ * the cut drain.  For each window's worth of packets acknowledged after
+ * that, the window climbs half the way back to what it was before the
+ * cut, then on by VHCA_RC_CWND_AI packets a window, as DCQCN's fast
+ * recovery and additive increase do with a rate.
+ */
+#define VHCA_RC_CUT_GAP		(HZ / 10)
+#define VHCA_RC_CWND_AI		8
+/*
  * A request packet asks for an ACK at least this often.  The last packet
  * sent in a run of the send ring asks too: the responder ACKs only what
  * is asked for (the IBA lets it coalesce the rest), so a stream of small
@@ -74,6 +86,44 @@ static_assert(sizeof(struct vhca_rc_cb) <= sizeof_field(struct sk_buff, cb));
 static struct vhca_rc_cb *vhca_rc_cb(struct sk_buff *skb)
 {
 	return (struct vhca_rc_cb *)skb->cb;
+}
+
+static void vhca_rc_cwnd_reset(struct vhca_req *q)
+{
+	q->cwnd = VHCA_RC_MAX_PKTS;
+	q->cwnd_target = VHCA_RC_MAX_PKTS;
+	q->cwnd_acked = 0;
+	q->cut_next = jiffies;
+	WRITE_ONCE(q->congested, false);
+}
+
+/* A queue on the way to the responder is filling: send less. */
+static void vhca_rc_cwnd_cut(struct vhca_qp *qp)
+{
+	struct vhca_req *q = &qp->req;
+
+	if (time_before(jiffies, q->cut_next))
+		return;
+	q->cut_next = jiffies + VHCA_RC_CUT_GAP;
+	q->cwnd_target = q->cwnd;
+	q->cwnd = max(q->cwnd / 2, VHCA_RC_MIN_PKTS);
+	q->cwnd_acked = 0;
+	vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_WINDOW_CUTS);
+}
+
+/* @pkts more packets were acknowledged. */
+static void vhca_rc_cwnd_grow(struct vhca_req *q, u32 pkts)
+{
+	if (q->cwnd >= VHCA_RC_MAX_PKTS)
+		return;
+	q->cwnd_acked += pkts;
+	if (q->cwnd_acked < q->cwnd)
+		return;
+	q->cwnd_acked = 0;
+	if (q->cwnd_target > q->cwnd)
+		q->cwnd += (q->cwnd_target - q->cwnd + 1) / 2;
+	else
+		q->cwnd = min(q->cwnd + VHCA_RC_CWND_AI, VHCA_RC_MAX_PKTS);
 }
 
 static void vhca_rc_timer(struct timer_list *t)
@@ -97,6 +147,7 @@ int vhca_rc_req_init(struct vhca_qp *qp)
 		return -ENOMEM;
 	timer_setup(&qp->req.timer, vhca_rc_timer, 0);
 	skb_queue_head_init(&qp->req.rxq);
+	vhca_rc_cwnd_reset(&qp->req);
 	return 0;
 }
 
@@ -126,7 +177,7 @@ static u32 vhca_rc_max_pkts(struct vhca_qp *qp)
 	u32 dev = min(VHCA_RC_DEV_PKTS, VHCA_RC_DEV_BYTES / mtu);
 
 	return clamp_t(u32, dev / max(busy, 1), VHCA_RC_MIN_PKTS,
-		       VHCA_RC_MAX_PKTS);
+		       qp->req.cwnd);
 }
 
 /**
@@ -163,6 +214,7 @@ void vhca_rc_req_reset(struct vhca_qp *qp)
 	kfree_skb(qp->req.held);
 	qp->req.held = NULL;
 	vhca_rc_set_busy(qp, false);
+	vhca_rc_cwnd_reset(&qp->req);
 }
 
 /* Send the packet held back, first asking for an ACK if @ack. */
@@ -282,6 +334,7 @@ static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
 	if (vhca_rc_is_rd_atomic(e->opcode))
 		qp->req.reads--;
 	qp->req.rewound = false;
+	vhca_rc_cwnd_grow(&qp->req, e->npkts);
 	/* the slot is free before the completion is visible, as locally */
 	vhca_sq_advance(qp);
 	if (status != IB_WC_SUCCESS || qp->sig_all ||
@@ -803,6 +856,10 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 		if (wait)
 			return VHCA_SQ_WAIT;
 	}
+	if (READ_ONCE(q->congested)) {
+		WRITE_ONCE(q->congested, false);
+		vhca_rc_cwnd_cut(qp);
+	}
 	if (READ_ONCE(q->timed_out)) {
 		WRITE_ONCE(q->timed_out, false);
 		if (qp->sq_cons != q->next)
@@ -901,15 +958,18 @@ enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
  * @vdev: the device it arrived on
  * @skb: the packet, linear, its ICRC checked
  * @bth: its BTH
+ * @ce: a queue on the way marked it Congestion Experienced
  *
  * Queued for the QP's work with what its headers say in skb->cb.  Softirq
- * context, under rcu_read_lock().
+ * context, under rcu_read_lock().  A marked READ response is congestion
+ * on the way that the requester's own window controls: the work cuts it,
+ * with no CNP.
  *
  * Return: true if the skb was taken, false to have the caller drop it
  * (counted here).
  */
 bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		      const struct vhca_bth *bth)
+		      const struct vhca_bth *bth, bool ce)
 {
 	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
 	u32 hlen = sizeof(struct udphdr) + sizeof(*bth);
@@ -949,10 +1009,42 @@ bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
 	}
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 	*vhca_rc_cb(skb) = cb;
+	if (ce)
+		WRITE_ONCE(qp->req.congested, true);
 	skb_queue_tail(&qp->req.rxq, skb);
 	vhca_qp_kick(qp);
 	return true;
 bad:
 	vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 	return false;
+}
+
+/**
+ * vhca_rc_cnp() - a congestion notification from the wire
+ * @vdev: the device it arrived on
+ * @skb: the packet, linear, its ICRC checked; the caller frees it
+ * @bth: its BTH, whose DestQP is the RC QP whose requests were marked
+ *
+ * The QP's work cuts its window.  Softirq context, under rcu_read_lock().
+ *
+ * Return: false if it is malformed (the caller counts it).
+ */
+bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
+		 const struct vhca_bth *bth)
+{
+	struct vhca_qp *qp;
+
+	if (skb->len < sizeof(struct udphdr) + sizeof(*bth) + VHCA_CNP_LEN +
+		       VHCA_ICRC_SIZE)
+		return false;
+	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
+	qp = xa_load(&vdev->qp_xa, ntohl(bth->qpn) & VHCA_BTH_QPN_MASK);
+	if (!qp || !qp->req.fl || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
+		return true;
+	}
+	vhca_count(vdev, VHCA_CNT_RCVD_CNPS);
+	WRITE_ONCE(qp->req.congested, true);
+	vhca_qp_kick(qp);
+	return true;
 }

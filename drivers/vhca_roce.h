@@ -27,6 +27,8 @@ struct vhca_bth {
 #define VHCA_BTH_PAD_MASK	0x30
 #define VHCA_BTH_TVER_MASK	0x0f
 #define VHCA_BTH_QPN_MASK	0x00ffffff
+/* In resv8a: the BECN of a CNP (annex A17.9.3); the ICRC masks it. */
+#define VHCA_BTH_BECN		0x40000000
 #define VHCA_BTH_PSN_MASK	0x00ffffff
 #define VHCA_BTH_ACKREQ		0x80000000
 
@@ -101,7 +103,12 @@ enum {
 	VHCA_OP_SEND_ONLY_INV		= 0x17,
 	VHCA_OP_UD_SEND_ONLY		= 0x64,
 	VHCA_OP_UD_SEND_ONLY_IMM	= 0x65,
+	/* RoCEv2's congestion notification, a class of its own */
+	VHCA_OP_CNP			= 0x81,
 };
+
+/* A CNP's payload: reserved bytes, sent as zeroes. */
+#define VHCA_CNP_LEN		16
 
 /* The GSI QP's well-known Q_Key (IBA 13.4.6.1). */
 #define VHCA_GSI_QKEY		0x80010000

@@ -10,8 +10,10 @@
 # small SENDs that must not draw an ACK each, rping and
 # rdma_server/rdma_client (RDMA CM), rdma_post_recvv into several SGEs,
 # NVMe-oF (nvmet-rdma with SRQs in a, nvme-rdma in b) and iSER (ib_isert
-# in a, ib_iser in b); then RC again on a link with netem's
-# loss, delay and reordering (rping's data checked).  b swaps vhca0 for
+# in a, ib_iser in b); 4 QPs of WRITEs through a shaper with fq_codel
+# under it, which marks their packets (ECN) instead of dropping them, so
+# that a sends CNPs and b's QPs halve their windows; then RC again on a
+# link with netem's loss, delay and reordering (rping's data checked).  b swaps vhca0 for
 # rxe0, and the same run vhca to rxe in both roles, then udaddy,
 # rdma_post_recvv, NVMe-oF and iSER both ways.  Garbage sent to vhca's
 # port is dropped and counted in `rdma statistic`.  Last, a deletes vhca0
@@ -120,6 +122,23 @@ lossy() {
 netem_drops() {
 	tc -s qdisc show dev eth1 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' |
 		head -n 1
+}
+# shaped on|off: eth1's egress at 80 Mbit/s (tbf), queued in fq_codel
+# under it, which marks ECN-capable packets where it drops others
+shaped() {
+	if [ "$1" = on ]; then
+		modprobe sch_tbf && modprobe sch_fq_codel &&
+			tc qdisc add dev eth1 root handle 1: tbf rate 80mbit \
+				burst 20k latency 200ms &&
+			tc qdisc add dev eth1 parent 1:1 fq_codel ecn
+	else
+		tc qdisc del dev eth1 root
+	fi
+}
+# codel NAME: the fq_codel counter NAME under the shaper (dropped, ecn_mark)
+codel() {
+	tc -s qdisc show dev eth1 | sed -n '/^qdisc fq_codel/,$p' |
+		tr -s ' (),' '\n' | grep -A1 -x "$1" | sed -n 2p
 }
 # stat NAME: a counter of vhca0 as `rdma statistic` shows it
 stat() {
@@ -401,6 +420,11 @@ if [ "$VHCA_GUEST" = a ]; then
 		wait_for 30 grew rcvd_no_qp "$nopq0"
 	check "guest a: WRITE server on vhca0 sends b's client a forged ACK" \
 		forged_ack_server
+	cnps0=$(stat sent_cnps)
+	check "guest a: ib_write_bw server with 4 QPs on vhca0, b's client behind a shaper" \
+		pt ib_write_bw vhca0 -q 4
+	check "guest a: the CE-marked requests drew CNPs (sent_cnps)" \
+		grew sent_cnps "$cnps0"
 	check "guest a: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	# Not ibv_rc_pingpong: it tears its QP down with nothing to say the
 	# peer is done, so when the ACK of the other side's last SEND is lost,
@@ -478,7 +502,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	check_eq "guest a: rdma statistic shows every wire counter, by name" \
 		"$(rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
 			grep -x '[a-z_]*' | grep -vx link | tr '\n' ' ')" \
-		"sent_pkts rcvd_pkts send_no_route send_dropped rcvd_bad_icrc rcvd_bad_header rcvd_unsupported_opcode rcvd_no_qp rcvd_no_recv_wqe rcvd_unexpected rcvd_queue_full rcvd_seq_naks rcvd_rnr_naks retrans_timeouts retrans_pkts read_rest_requests sent_seq_naks rcvd_duplicate_requests "
+		"sent_pkts rcvd_pkts send_no_route send_dropped rcvd_bad_icrc rcvd_bad_header rcvd_unsupported_opcode rcvd_no_qp rcvd_no_recv_wqe rcvd_unexpected rcvd_queue_full rcvd_seq_naks rcvd_rnr_naks retrans_timeouts retrans_pkts read_rest_requests sent_seq_naks rcvd_duplicate_requests sent_cnps rcvd_cnps window_cuts "
 	check "guest a: b reports done" hear all-done
 	check "guest a: rdma link del vhca0 under a WRITE server, client rxe0 in b" \
 		deleted_server
@@ -580,6 +604,25 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		killed_client
 	check "guest b: an ACK beyond any PSN sent is dropped and counted, the WRITEs go on" \
 		forged_ack_client
+	# Through 80 Mbit/s, fq_codel dropped what queued too long, and
+	# go-back-N sent up to a window again for each drop: 0.27 MB/s, and
+	# one run never finished.  RC packets are ECN-capable: fq_codel marks
+	# them instead, a sends CNPs, and the QPs' windows halve.
+	check "guest b: eth1 shaped to 80 Mbit/s, fq_codel with ECN under it" \
+		shaped on
+	sent0=$(stat sent_pkts) resent0=$(stat retrans_pkts)
+	cnps0=$(stat rcvd_cnps) cuts0=$(stat window_cuts)
+	check "guest b: ib_write_bw client with 4 QPs on vhca0 through the shaper" \
+		retry pt ib_write_bw vhca0 -q 4 10.76.1.1
+	check "guest b: fq_codel marked packets (ecn_mark > 0)" \
+		test "$(codel ecn_mark)" -gt 0
+	check_eq "guest b: fq_codel dropped none" "$(codel dropped)" 0
+	check "guest b: CNPs came and cut the windows (rcvd_cnps, window_cuts)" \
+		test "$(stat rcvd_cnps)" -gt "$cnps0" -a \
+		"$(stat window_cuts)" -gt "$cuts0"
+	check "guest b: the 4 QPs sent again fewer than 2% of their packets" \
+		few_resends "$sent0" "$resent0"
+	check "guest b: shaper off" shaped off
 	check "guest b: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	check "guest b: ib_send_bw client on a lossy link" \
 		retry pt ib_send_bw vhca0 -n 50 10.76.1.1
