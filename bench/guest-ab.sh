@@ -5,17 +5,9 @@
 # build/ab/A.ko and B.ko, each loaded in turn as vhca0 on eth1, and one
 # $PROG run of $SECONDS_ seconds on it, a the server and b the client.
 # b prints "AB <round> <A|B> <MB/s>".
-case ${VHCA_GUEST:-} in
-a) me=1 ;;
-b) me=2 ;;
-*) echo "VHCA_GUEST must be a or b"; exit 2 ;;
-esac
 # shellcheck disable=SC2086 # perftest options, split as on a command line
 set -- $ARGS
-ip link set eth1 up
-ip addr add 10.76.1.$me/24 dev eth1
-for _ in $(seq 90); do ping -c 1 -W 1 10.76.1.$((3 - me)) >/dev/null && break; done
-BENCH_GID=0000:0000:0000:0000:0000:ffff:0a4c:010$me
+. bench/link.sh
 . bench/measure.sh
 modprobe vhca && rmmod vhca	# its dependencies stay loaded
 port=18600

@@ -5,16 +5,9 @@
 # (vhca0 or rxe0) across eth1, guest a the server, b the client, for
 # $SECONDS_ seconds.  Each guest leaves its /proc/kallsyms in /out for the
 # host's report, and a writes /out/started when the server starts.
-case ${VHCA_GUEST:-} in
-a) me=1 ;;
-b) me=2 ;;
-*) echo "VHCA_GUEST must be a or b"; exit 2 ;;
-esac
 # shellcheck disable=SC2086 # perftest options, split as on a command line
 set -- $ARGS
-ip link set eth1 up
-ip addr add 10.76.1.$me/24 dev eth1
-for _ in $(seq 90); do ping -c 1 -W 1 10.76.1.$((3 - me)) >/dev/null && break; done
+. bench/link.sh
 if [ "$DEV" = vhca0 ]; then
 	modprobe vhca
 	rdma link add vhca0 type vhca netdev eth1
@@ -22,7 +15,6 @@ else
 	modprobe rdma_rxe
 	rdma link add rxe0 type rxe netdev eth1
 fi
-BENCH_GID=0000:0000:0000:0000:0000:ffff:0a4c:010$me
 . bench/measure.sh
 for _ in $(seq 50); do g=$(gid_index "$DEV"); [ -n "$g" ] && break; sleep 0.2; done
 cat /proc/kallsyms >/out/kallsyms

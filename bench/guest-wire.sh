@@ -10,20 +10,9 @@
 # drift falls out of the ratio.  A host that stalls for part of a run
 # still shows: compare the rounds in build/bench-wire.results.  Guest a runs the servers; b runs the clients and prints
 # "RESULT <dev> <metric> <value>" lines, which bench/table.awk averages.
-case ${VHCA_GUEST:-} in
-a) me=1 ;;
-b) me=2 ;;
-*) echo "VHCA_GUEST must be a or b"; exit 2 ;;
-esac
-# VHCA_BENCH_MTU: eth1's MTU (both guests); RoCE takes the largest IB MTU
-# that fits, 1024 at Ethernet's 1500 and 4096 at jumbo frames
-[ -z "${VHCA_BENCH_MTU:-}" ] || ip link set eth1 mtu "$VHCA_BENCH_MTU"
-ip link set eth1 up
-ip addr add 10.76.1.$me/24 dev eth1
+. bench/link.sh
 N=${VHCA_BENCH_ITERS:-1000}
 D=${VHCA_BENCH_SECONDS:-3}
-BENCH_GID=0000:0000:0000:0000:0000:ffff:0a4c:010$me
-for _ in $(seq 90); do ping -c 1 -W 1 10.76.1.$((3 - me)) >/dev/null && break; done
 
 # The steady state, not the programs' setup: once device $dev's packets
 # flow, this guest's kernel time (system, irq and softirq, in USER_HZ
