@@ -119,7 +119,8 @@ lossy() {
 		tc qdisc del dev eth1 root
 	fi
 }
-netem_drops() {
+# qdisc_drops: what eth1's root qdisc has dropped since it was added
+qdisc_drops() {
 	tc -s qdisc show dev eth1 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' |
 		head -n 1
 }
@@ -155,12 +156,12 @@ fewer_acks() {
 	echo "sent $sent packets, received $rcvd"
 	[ $((sent * 4)) -lt "$rcvd" ]
 }
-# few_resends SENT0 RESENT0: since sent_pkts and retrans_pkts read SENT0
-# and RESENT0, vhca0 sent fewer than 2% of its packets again
+# few_resends SENT0 RESENT0 [PCT]: since sent_pkts and retrans_pkts read
+# SENT0 and RESENT0, vhca0 sent fewer than PCT% (2) of its packets again
 few_resends() {
 	local sent=$(($(stat sent_pkts) - $1)) re=$(($(stat retrans_pkts) - $2))
 	echo "sent $sent packets, $re of them again"
-	[ "$sent" -gt 0 ] && [ $((re * 50)) -lt "$sent" ]
+	[ "$sent" -gt 0 ] && [ $((re * 100)) -lt $((sent * ${3:-2})) ]
 }
 # grew NAME VALUE: counter NAME is above VALUE now
 grew() { [ "$(stat "$1")" -gt "$2" ]; }
@@ -438,7 +439,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		pt ib_write_bw vhca0 -n 50
 	check "guest a: ib_read_bw server on a lossy link" \
 		pt ib_read_bw vhca0 -n 50
-	check "guest a: netem dropped packets" test "$(netem_drops)" -gt 0
+	check "guest a: netem dropped packets" test "$(qdisc_drops)" -gt 0
 	check "guest a: gaps drew sequence NAKs (sent_seq_naks > 0)" \
 		test "$(stat sent_seq_naks)" -gt 0
 	check "guest a: netem off" lossy off
@@ -575,14 +576,22 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	check "guest b: the 8 QPs sent again fewer than 2% of their packets" \
 		few_resends "$sent0" "$resent0"
 	# 512 packets of 4 KiB each for one QP lose nothing, but 1024 packets
-	# of 4 KiB across the QPs filled the qdisc again (a fifth resent):
-	# the bound is in bytes too
+	# of 4 KiB across the QPs filled the qdisc again (19-73% resent): the
+	# bound is in bytes too.  What it spares is the qdisc's drops.  A
+	# resend here is also up to a window (64 packets) sent again when an ACK
+	# came later than the 67 ms timeout, which a stalled emulated host
+	# makes happen without any loss (10 timeouts, 480 packets, and
+	# nothing dropped, in one of 12 rounds): 25,600 packets make each
+	# such timeout 0.25% of them.
 	check "guest b: eth1 on jumbo frames, vhca0's active MTU 4096" jumbo on
 	sent0=$(stat sent_pkts) resent0=$(stat retrans_pkts)
+	drops0=$(qdisc_drops)
 	check "guest b: the same in 4 KiB packets" \
 		retry pt ib_write_bw vhca0 -q 8 -m 4096 10.76.1.1
-	check "guest b: they sent again fewer than 2% of their packets" \
-		few_resends "$sent0" "$resent0"
+	check_eq "guest b: eth1's qdisc dropped none of them" \
+		"$(qdisc_drops)" "$drops0"
+	check "guest b: they sent again fewer than 5% of their packets" \
+		few_resends "$sent0" "$resent0" 5
 	check "guest b: eth1 back at MTU 1500, vhca0's at 1024" jumbo off
 	check "guest b: 5000 64-byte SENDs from vhca0 to vhca0 in a" \
 		retry small vhca0 10.76.1.1
@@ -632,7 +641,7 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		retry pt ib_write_bw vhca0 -n 50 10.76.1.1
 	check "guest b: ib_read_bw client on a lossy link" \
 		retry pt ib_read_bw vhca0 -n 50 10.76.1.1
-	check "guest b: netem dropped packets" test "$(netem_drops)" -gt 0
+	check "guest b: netem dropped packets" test "$(qdisc_drops)" -gt 0
 	check "guest b: NAKs came and packets were resent (rcvd_seq_naks, retrans_pkts > 0)" \
 		test "$(stat rcvd_seq_naks)" -gt 0 -a "$(stat retrans_pkts)" -gt 0
 	check "guest b: netem off" lossy off
