@@ -953,6 +953,23 @@ enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
 	return stop;
 }
 
+/*
+ * The RC QP whose requester a response or CNP with @bth is for, or NULL
+ * (counted) if there is none that takes it.  Under rcu_read_lock().
+ */
+static struct vhca_qp *vhca_rc_requester(struct vhca_dev *vdev,
+					 const struct vhca_bth *bth)
+{
+	struct vhca_qp *qp;
+
+	qp = xa_load(&vdev->qp_xa, ntohl(bth->qpn) & VHCA_BTH_QPN_MASK);
+	if (!qp || !qp->req.fl || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
+		return NULL;
+	}
+	return qp;
+}
+
 /**
  * vhca_rc_response() - an RC response from the wire
  * @vdev: the device it arrived on
@@ -997,11 +1014,9 @@ bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
 	cb.off = hlen;
 	cb.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
 
-	qp = xa_load(&vdev->qp_xa, ntohl(bth->qpn) & VHCA_BTH_QPN_MASK);
-	if (!qp || !qp->req.fl || READ_ONCE(qp->state) == IB_QPS_RESET) {
-		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
+	qp = vhca_rc_requester(vdev, bth);
+	if (!qp)
 		return false;
-	}
 	if (skb_queue_len_lockless(&qp->req.rxq) >= VHCA_RC_RXQ_MAX) {
 		/* the work is that far behind: lost, and asked for again */
 		vhca_count(vdev, VHCA_CNT_RCVD_QUEUE_FULL);
@@ -1038,11 +1053,9 @@ bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 		       VHCA_ICRC_SIZE)
 		return false;
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
-	qp = xa_load(&vdev->qp_xa, ntohl(bth->qpn) & VHCA_BTH_QPN_MASK);
-	if (!qp || !qp->req.fl || READ_ONCE(qp->state) == IB_QPS_RESET) {
-		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
+	qp = vhca_rc_requester(vdev, bth);
+	if (!qp)
 		return true;
-	}
 	vhca_count(vdev, VHCA_CNT_RCVD_CNPS);
 	WRITE_ONCE(qp->req.congested, true);
 	vhca_qp_kick(qp);
