@@ -84,13 +84,19 @@ uc() { pp ibv_uc_pingpong "$@"; }
 rc() { pp ibv_rc_pingpong "$@"; }
 srq() { pp ibv_srq_pingpong "$@"; }
 # pt PROG DEV [ARGS] [SERVER]: a perftest program over RC, 1024-byte MTU,
-# 64 KiB messages (an atomic's are 8 bytes)
+# 64 KiB messages (an atomic's are 8 bytes).  -F: a client whose estimate
+# of the CPU clock misses perftest's r^2 >= 0.9 (a vCPU preempted while it
+# samples) prints a figure of 0 instead of exit(1) before its last
+# exchange with the server.  That exit failed the server too, in the
+# other guest, where no retry can bring it back (seen in CI: r^2 0.71 on
+# a UC WRITE client to rxe).  These tests check the transfers, not the
+# figures; bench/ keeps perftest's check.
 pt() {
 	local prog=$1 dev=$2 size=(-s 65536)
 	shift 2
 	[ "$prog" = ib_atomic_bw ] && size=()
 	timeout "${T:-150}" "$prog" -d "$dev" -x "$(v4gid "$dev")" -m 1024 \
-		"${size[@]}" -n 200 "$@"
+		"${size[@]}" -n 200 -F "$@"
 }
 ucw() { local dev=$1; shift; pt ib_write_bw "$dev" -c UC "$@"; }
 # rp [-s|-c] ADDR: rping, 20 rounds of 5000 bytes; the client checks them
@@ -532,7 +538,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in c1)
 	check "guest a: ib_write_bw server on vhca0 in c1, client rxe0 in b" \
 		in_c1 timeout 150 ib_write_bw -d vhca0 -x "$(v4gid vhca0)" \
-		-m 1024 -s 65536 -n 200
+		-m 1024 -s 65536 -n 200 -F
 	check "guest a: they came through c1's UDP socket" \
 		unsteered "$rcvd0" "$udp0" c1
 	check "guest a: rdma link del vhca0 in c1 releases c1's port" \
