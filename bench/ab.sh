@@ -4,7 +4,7 @@
 # Two builds of vhca.ko, alternated in one boot of the two guests of the
 # wire benchmark, on one perftest pair (a diagnosis, not a benchmark):
 #
-#   bench/ab.sh [--rounds N] [--seconds S] A.ko B.ko PROG [ARGS...]
+#   bench/ab.sh [--rounds N] [--seconds S] [--rxe-client] A.ko B.ko PROG [ARGS...]
 #   e.g. bench/ab.sh /tmp/old.ko build/vhca.ko ib_read_bw -s 65536
 #
 # The emulated hosts' speed drifts by more than most changes are worth,
@@ -12,21 +12,25 @@
 # repeated, a steady drift falls out of the comparison.  Each round loads
 # one module in both guests, runs PROG for S seconds (8) with a the
 # server and b the client, and unloads it.  Prints each round's MB/s and
-# each build's mean.
+# each build's mean, and how many packets the server's qdisc marked CE and
+# dropped.
+# --rxe-client: b's client runs on rxe, whose requester, unlike vhca's,
+# does not bound what it asks of a responder (a's builds only answer).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../tools/lib.sh"
 
-rounds=4 secs=8
+rounds=4 secs=8 rxe=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=$2; shift ;;
 	--seconds) secs=$2; shift ;;
+	--rxe-client) rxe=1 ;;
 	*) break ;;
 	esac
 	shift
 done
-[ $# -ge 3 ] || die "usage: bench/ab.sh [--rounds N] [--seconds S] A.ko B.ko PROG [ARGS...]"
+[ $# -ge 3 ] || die "usage: bench/ab.sh [--rounds N] [--seconds S] [--rxe-client] A.ko B.ko PROG [ARGS...]"
 ab="$VHCA_ROOT/build/ab"
 mkdir -p "$ab"
 cp "$1" "$ab/A.ko"
@@ -36,10 +40,17 @@ shift 3
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vhca-ab.XXXXXX")
 trap '[ -n "${VHCA_AB_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-cmd="ROUNDS=$rounds SECONDS_=$secs PROG=$prog ARGS='$*' bash bench/guest-ab.sh"
+cmd="ROUNDS=$rounds SECONDS_=$secs RXE_CLIENT=$rxe PROG=$prog ARGS='$*' bash bench/guest-ab.sh"
 rc=0
 "$VHCA_ROOT/tools/guest.sh" --timeout $((rounds * 4 * (secs + 60) + 120)) \
 	--peer "$cmd" "$cmd" >"$tmp/guests.log" 2>&1 || rc=$?
+grep '^QDISC ' "$tmp/guests.log" | awk '
+	{ print; mk[$3] += $5; dr[$3] += $7; n[$3]++ }
+	END {
+		for (k in n)
+			printf "%s: the server'"'"'s qdisc marked %.0f and dropped %.0f packets a round, mean of %d\n",
+				k, mk[k] / n[k], dr[k] / n[k], n[k]
+	}' || true
 grep '^AB ' "$tmp/guests.log" | awk '
 	{ print; sum[$3] += $4; n[$3]++ }
 	END {

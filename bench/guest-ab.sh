@@ -4,26 +4,47 @@
 # Runs in both guests of bench/ab.sh: $ROUNDS times the order A B B A of
 # build/ab/A.ko and B.ko, each loaded in turn as vhca0 on eth1, and one
 # $PROG run of $SECONDS_ seconds on it, a the server and b the client.
-# b prints "AB <round> <A|B> <MB/s>".
+# With RXE_CLIENT=1, b's client runs on rxe0 and only a loads the builds.
+# b prints "AB <round> <A|B> <MB/s>"; a prints "QDISC <round> <A|B>" and
+# what eth1's fq_codel did in the round: how many packets it marked CE
+# (each waited in the queue beyond CoDel's 5 ms target) and dropped.
+# Sampling its backlog instead took tc 1-2 s a sample on those busy vCPUs.
 # shellcheck disable=SC2086 # perftest options, split as on a command line
 set -- $ARGS
 . bench/link.sh
 . bench/measure.sh
 modprobe vhca && rmmod vhca	# its dependencies stay loaded
+dev=vhca0
+if [ "$me" = 2 ] && [ "${RXE_CLIENT:-}" = 1 ]; then
+	dev=rxe0
+	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1 || exit 1
+fi
+loads() { [ "$dev" = vhca0 ]; }
+
+# codel NAME: a figure of eth1's fq_codel, as tc -s spells it
+codel() {
+	tc -s qdisc show dev eth1 | tr -s ' (),' '\n' | grep -A1 -x "$1" |
+		sed -n 2p
+}
 port=18600
 r=0
 for _ in $(seq "$ROUNDS"); do
 	for k in A B B A; do
 		r=$((r + 1)) port=$((port + 1))
-		insmod "build/ab/$k.ko" || exit 1
-		rdma link add vhca0 type vhca netdev eth1 || exit 1
-		for _ in $(seq 50); do g=$(gid_index vhca0); [ -n "$g" ] && break; sleep 0.2; done
+		if loads; then
+			insmod "build/ab/$k.ko" || exit 1
+			rdma link add vhca0 type vhca netdev eth1 || exit 1
+		fi
+		for _ in $(seq 50); do g=$(gid_index "$dev"); [ -n "$g" ] && break; sleep 0.2; done
 		if [ "$me" = 1 ]; then
+			m0=$(codel ecn_mark) d0=$(codel dropped)
 			timeout $((SECONDS_ + 120)) "$PROG" -d vhca0 -p "$port" -x "$g" \
 				-D "$SECONDS_" "$@" >/tmp/server 2>&1
+			echo "QDISC $r $k ecn_marks $(($(codel ecn_mark) - m0))" \
+				"drops $(($(codel dropped) - d0))"
 		else
 			for _ in $(seq 60); do
-				out=$(timeout $((SECONDS_ + 120)) "$PROG" -d vhca0 -p "$port" \
+				out=$(timeout $((SECONDS_ + 120)) "$PROG" -d "$dev" -p "$port" \
 					-x "$g" -D "$SECONDS_" "$@" 10.76.1.1 2>&1)
 				grep -q "Couldn't connect" <<<"$out" || break
 				sleep 1
@@ -32,7 +53,9 @@ for _ in $(seq "$ROUNDS"); do
 			echo "AB $r $k ${v:-none}"
 		fi
 		sleep 2		# the peer's last packets
-		rdma link del vhca0
-		rmmod vhca || exit 1
+		if loads; then
+			rdma link del vhca0
+			rmmod vhca || exit 1
+		fi
 	done
 done
