@@ -13,6 +13,7 @@
 set -- $ARGS
 . bench/link.sh
 . bench/measure.sh
+. tests/guest/lib.sh	# codel
 modprobe vhca && rmmod vhca	# its dependencies stay loaded
 dev=vhca0
 if [ "$me" = 2 ] && [ "${RXE_CLIENT:-}" = 1 ]; then
@@ -20,12 +21,6 @@ if [ "$me" = 2 ] && [ "${RXE_CLIENT:-}" = 1 ]; then
 	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1 || exit 1
 fi
 loads() { [ "$dev" = vhca0 ]; }
-
-# codel NAME: a figure of eth1's fq_codel, as tc -s spells it
-codel() {
-	tc -s qdisc show dev eth1 | tr -s ' (),' '\n' | grep -A1 -x "$1" |
-		sed -n 2p
-}
 port=18600
 r=0
 for _ in $(seq "$ROUNDS"); do

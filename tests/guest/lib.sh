@@ -54,6 +54,13 @@ clock_retry() {
 	"$@"
 }
 
+# codel NAME: the counter NAME (dropped, ecn_mark) of eth1's fq_codel, at
+# its root or under a shaper
+codel() {
+	tc -s qdisc show dev eth1 | sed -n '/^qdisc fq_codel/,$p' |
+		tr -s ' (),' '\n' | grep -A1 -x "$1" | sed -n 2p
+}
+
 # check_eq WHAT GOT WANT
 check_eq() {
 	if [ "$2" = "$3" ]; then

@@ -142,11 +142,6 @@ shaped() {
 		tc qdisc del dev eth1 root
 	fi
 }
-# codel NAME: the fq_codel counter NAME under the shaper (dropped, ecn_mark)
-codel() {
-	tc -s qdisc show dev eth1 | sed -n '/^qdisc fq_codel/,$p' |
-		tr -s ' (),' '\n' | grep -A1 -x "$1" | sed -n 2p
-}
 # stat NAME: a counter of vhca0 as `rdma statistic` shows it
 stat() {
 	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
