@@ -53,7 +53,9 @@ kimg="$VHCA_CACHE/kernel/$kver"
 # depmod of its own.  depmod replaces its files instead of writing through
 # the links, so the unpacked image stays pristine.
 stage_modules() {
-	local stage="$VHCA_CACHE/stage/$kver" ko="$VHCA_ROOT/build/vhca.ko"
+	# one stage per clone: two clones' guests must not swap vhca.ko
+	local stage ko="$VHCA_ROOT/build/vhca.ko"
+	stage="$VHCA_CACHE/stage/$(printf %s "$VHCA_ROOT" | sha256sum | cut -c1-8)/$kver"
 	local dst="$stage/lib/modules/$kver/updates/vhca.ko"
 
 	if [ ! -d "$stage/lib/modules/$kver/kernel" ]; then
