@@ -733,6 +733,41 @@ bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
 bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 		 const struct vhca_bth *bth);
 
+/* vhca_wqe.c: the send opcodes, one table */
+enum {
+	VHCA_OPF_DATA_OUT	= 1 << 0,	/* its SGEs, or inline bytes, are sent */
+	VHCA_OPF_REMOTE		= 1 << 1,	/* names remote memory by rkey */
+	VHCA_OPF_RD_ATOMIC	= 1 << 2,	/* READ or atomic: max_rd_atomic */
+	VHCA_OPF_IMM		= 1 << 3,	/* carries immediate data */
+	VHCA_OPF_LOCAL		= 1 << 4,	/* no packet: done on this host */
+	VHCA_OPF_KERNEL		= 1 << 5,	/* kernel QPs only */
+};
+
+/**
+ * struct vhca_wr_op - what a send opcode is
+ * @qpts: the QP types that have it, as BIT(IB_QPT_*)
+ * @flags: VHCA_OPF_*
+ * @wc: the opcode its completion reports
+ */
+struct vhca_wr_op {
+	u8 qpts;
+	u8 flags;
+	u8 wc;
+};
+
+#define VHCA_WR_OPS	(VHCA_WR_REG_MR + 1)
+extern const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS];
+
+/* The table's entry for @opcode, or NULL for an opcode vhca does not have. */
+static inline const struct vhca_wr_op *vhca_wr_op(u8 opcode)
+{
+	if (opcode >= VHCA_WR_OPS || !vhca_wr_ops[opcode].qpts)
+		return NULL;
+	return &vhca_wr_ops[opcode];
+}
+
+int vhca_wqe_check(const struct vhca_qp *qp, const struct vhca_swqe *w);
+
 /* vhca_cq.c */
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 		 bool solicited);

@@ -430,7 +430,7 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_mr *rmr;
 	unsigned int ns;
 
-	if (w->num_sge != 1 || (w->flags & VHCA_SWQE_F_INLINE))
+	if (w->num_sge != 1)
 		return IB_WC_LOC_LEN_ERR;
 	if (vhca_sges(vdev, w->sge, 1, qp->ibqp.pd, IB_ACCESS_LOCAL_WRITE,
 		      seg, &ns) != sizeof(u64))
@@ -665,33 +665,14 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-static u8 vhca_wc_opcode(u8 wr_opcode)
-{
-	switch (wr_opcode) {
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_UVERBS_WC_RDMA_WRITE;
-	case IB_UVERBS_WR_RDMA_READ:
-		return IB_UVERBS_WC_RDMA_READ;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return IB_UVERBS_WC_COMP_SWAP;
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_UVERBS_WC_FETCH_ADD;
-	case IB_UVERBS_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case VHCA_WR_REG_MR:
-		return IB_WC_REG_MR;
-	default:
-		return IB_UVERBS_WC_SEND;
-	}
-}
-
 void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status)
 {
 	struct vhca_cqe cqe = {
 		.wr_id = w->wr_id,
 		.status = status,
-		.opcode = vhca_wc_opcode(w->opcode),
+		/* a WQE the table refuses completes as a SEND would */
+		.opcode = vhca_wr_op(w->opcode) ? vhca_wr_op(w->opcode)->wc :
+						  IB_WC_SEND,
 		.qp_num = qp->ibqp.qp_num,
 	};
 

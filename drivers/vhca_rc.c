@@ -745,7 +745,7 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 			      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (len < 0)
 		return -len;
-	if (at && (len != sizeof(u64) || (w->flags & VHCA_SWQE_F_INLINE)))
+	if (at && len != sizeof(u64))
 		return IB_WC_LOC_LEN_ERR;
 
 	/* nothing else on the wire, and not going again: nothing is acked */
@@ -809,20 +809,22 @@ static bool vhca_rc_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	return true;
 }
 
-/* A local operation, or a WQE that failed before it left: done here. */
+/*
+ * A local operation (@status IB_WC_SUCCESS: it runs here), or a WQE that
+ * failed before it left (@status says how): done here.
+ */
 static void vhca_rc_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 
-	if (w->opcode == IB_UVERBS_WR_LOCAL_INV) {
+	if (status == IB_WC_SUCCESS && w->opcode == IB_UVERBS_WR_LOCAL_INV) {
 		rcu_read_lock();
 		status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
 			 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
 		rcu_read_unlock();
-	} else if (w->opcode == VHCA_WR_REG_MR) {
+	} else if (status == IB_WC_SUCCESS && w->opcode == VHCA_WR_REG_MR) {
 		rcu_read_lock();
-		status = qp->ibqp.uobject ? IB_WC_LOC_QP_OP_ERR :
-			 vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
+		status = vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
 					  w->reg.iova, w->reg.length,
 					  w->reg.access, w->reg.page_shift);
 		rcu_read_unlock();
@@ -888,27 +890,14 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 			break;
 		}
 		(*budget)--;
-		rcu_read_lock();
-		switch (w->opcode) {
-		case IB_UVERBS_WR_SEND:
-		case IB_UVERBS_WR_SEND_WITH_IMM:
-		case IB_UVERBS_WR_SEND_WITH_INV:
-		case IB_UVERBS_WR_RDMA_WRITE:
-		case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		case IB_UVERBS_WR_RDMA_READ:
-		case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		status = vhca_wqe_check(qp, w);
+		if (!status && (vhca_wr_op(w->opcode)->flags & VHCA_OPF_LOCAL)) {
+			status = -1;	/* vhca_rc_local() runs it */
+		} else if (!status) {
+			rcu_read_lock();
 			status = vhca_rc_send(qp, w);
-			break;
-		case IB_UVERBS_WR_LOCAL_INV:
-		case VHCA_WR_REG_MR:
-			status = -1;
-			break;
-		default:
-			status = IB_WC_LOC_QP_OP_ERR;
-			break;
+			rcu_read_unlock();
 		}
-		rcu_read_unlock();
 		if (status == IB_WC_SUCCESS)
 			continue;
 		/* completes in order: after what is on the wire */
