@@ -36,13 +36,41 @@ u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
 	return ib_mtu_enum_to_int(max(mtu, IB_MTU_256));
 }
 
+/*
+ * Packets of one message between two looks at whether the CPU is wanted:
+ * a message of 2 GiB is millions of them.
+ */
+#define VHCA_XMIT_YIELD		64
+
+/*
+ * Let go of RCU and of the CPU in the middle of a long message, then find
+ * its SGEs again, into qp->seg, and @src at @off of them.  Returns false
+ * if they no longer describe @len bytes: the rest of the message is lost.
+ * Process context, under rcu_read_lock() once.
+ */
+static bool vhca_conn_yield(struct vhca_dev *vdev, struct vhca_qp *qp,
+			    const struct vhca_swqe *w, struct vhca_cursor *src,
+			    u32 len, u32 off)
+{
+	unsigned int ns;
+
+	rcu_read_unlock();
+	cond_resched();
+	rcu_read_lock();
+	if (vhca_wqe_source(vdev, qp, w, qp->seg, &ns, 0) != len)
+		return false;
+	*src = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
+	vhca_cursor_skip(src, off);
+	return true;
+}
+
 /**
  * vhca_conn_xmit() - send a SEND or WRITE in packets of the path MTU
  * @vdev: the sending device
  * @qp: the sending UC or RC QP, with its AV and destination QPN
  * @w: the WQE: its opcode, flags, immediate data or rkey to invalidate,
  *	and remote address
- * @src: its data
+ * @src: its data, found in qp->seg
  * @len: how many bytes
  * @psn: the PSN of the first packet
  * @from: the first packet to send: 0, or where an RC responder's sequence
@@ -52,7 +80,9 @@ u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
  * the ImmDt (or IETH) on the last.  RC's packets go through
  * vhca_rc_xmit(), which decides which of them ask for an ACK.  A packet
  * that cannot be allocated is lost, as on a wire, and so are the ones
- * after it: RC sends the WQE again, UC never knows.
+ * after it: RC sends the WQE again, UC never knows.  Every
+ * VHCA_XMIT_YIELD packets the CPU may go to another task.  Process
+ * context, under rcu_read_lock().
  *
  * Return: how many PSNs the message takes.
  */
@@ -86,6 +116,9 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 	for (i = from; i < npkts; i++) {
 		bool first = !i, last = i == npkts - 1;
 
+		if (i != from && !((i - from) % VHCA_XMIT_YIELD) &&
+		    need_resched() && !vhca_conn_yield(vdev, qp, w, src, len, off))
+			break;
 		n = min(len - off, mtu);
 		h.opcode = (rc ? VHCA_OP_RC : VHCA_OP_UC) |
 			   vhca_conn_op(write, first, last, imm);

@@ -280,13 +280,33 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
 }
 
 /*
- * Execute @qp's current WQE: SEND, RDMA WRITE, RDMA READ or an atomic.
- * Returns the requester's completion status, or VHCA_RNR when the
- * responder has no receive WQE yet.  Caller holds rcu_read_lock().
+ * Bytes of one WQE the local engine moves under one RCU read section.  A
+ * WQE may move 2 GiB, and its SGEs may overlap: between chunks the engine
+ * lets go of RCU and of the CPU, and looks every QP, key and SGE up again.
  */
-static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
-		     const struct vhca_swqe *w, struct vhca_seg *sseg,
-		     struct vhca_seg *dseg)
+#define VHCA_EXEC_CHUNK		SZ_1M
+#define VHCA_MORE		0x101	/* not a status: the WQE goes on */
+
+/*
+ * Where a SEND, RDMA WRITE or RDMA READ of the local engine is: @off bytes
+ * moved of @len, and whether the responder's receive WQE (in qp->rwqe) was
+ * taken for it.
+ */
+struct vhca_exec_state {
+	s64 len;
+	u32 off;
+	bool took;
+};
+
+/*
+ * The next chunk of @qp's current WQE: SEND, RDMA WRITE or RDMA READ.
+ * Returns the requester's completion status, VHCA_RNR when the responder
+ * has no receive WQE yet, or VHCA_MORE when bytes are left.  Everything
+ * is looked up anew for each chunk.  Caller holds rcu_read_lock().
+ */
+static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
+			   const struct vhca_swqe *w, struct vhca_seg *sseg,
+			   struct vhca_seg *dseg, struct vhca_exec_state *x)
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
@@ -304,15 +324,20 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	unsigned int ns, nd = 0;
 	struct vhca_qp *peer;
 	s64 len, room;
-	u32 max_sge;
+	u32 max_sge, n;
 
 	/* A READ's local SGEs are written, everything else's read. */
 	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
 			      reads ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (len < 0)
 		return -len;
-	if (!rc && READ_ONCE(qp->dst_dev) == U32_MAX)
-		return vhca_uc_wire(vdev, qp, w, sseg, ns, len);
+	if (!x->off) {
+		x->len = len;
+		if (!rc && READ_ONCE(qp->dst_dev) == U32_MAX)
+			return vhca_uc_wire(vdev, qp, w, sseg, ns, len);
+	} else if (len != x->len) {
+		return IB_WC_LOC_LEN_ERR;	/* rewritten between chunks */
+	}
 
 	peer = vhca_peer(vdev, qp);
 	if (!peer)
@@ -331,17 +356,22 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 					     .len = len };
 		nd = 1;
 	}
+	n = min_t(s64, len - x->off, VHCA_EXEC_CHUNK);
 	if (reads) {
 		/* the peer's bytes into our SGEs */
 		src = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
 		dst = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
-		vhca_copy(&dst, &src, len);
-		return IB_WC_SUCCESS;
+		vhca_cursor_skip(&src, x->off);
+		vhca_cursor_skip(&dst, x->off);
+		vhca_copy(&dst, &src, n);
+		x->off += n;
+		return x->off < len ? VHCA_MORE : IB_WC_SUCCESS;
 	}
 
-	if (send || imm) {
+	if ((send || imm) && !x->took) {
 		if (!vhca_pop_recv(peer, rwqe, &max_sge))
 			return rc ? VHCA_RNR : IB_WC_SUCCESS;	/* UC: dropped */
+		x->took = true;
 		if (rwqe->num_sge > max_sge) {
 			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR,
 				       0, NULL, qp->ibqp.qp_num);
@@ -363,7 +393,7 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
 		}
 		/* the responder's key goes before any data is placed */
-		if (w->opcode == IB_UVERBS_WR_SEND_WITH_INV &&
+		if (w->opcode == IB_UVERBS_WR_SEND_WITH_INV && !x->off &&
 		    !vhca_mr_invalidate(to_vdev(peer->ibqp.device),
 					peer->ibqp.pd, w->ex)) {
 			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0,
@@ -373,11 +403,49 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
-	vhca_copy(&dst, &src, len);
+	vhca_cursor_skip(&src, x->off);
+	vhca_cursor_skip(&dst, x->off);
+	vhca_copy(&dst, &src, n);
+	x->off += n;
+	if (x->off < len)
+		return VHCA_MORE;
 	if (send || imm)
 		vhca_recv_done(peer, rwqe->wr_id, IB_WC_SUCCESS, len, w,
 			       qp->ibqp.qp_num);
 	return IB_WC_SUCCESS;
+}
+
+/*
+ * Execute @qp's current WQE, a SEND, RDMA WRITE or RDMA READ, chunk by
+ * chunk.  A receive WQE taken for a message that then fails completes in
+ * error too.  Returns as vhca_exec_chunk() does, never VHCA_MORE.
+ * Process context; caller holds qp->lock.
+ */
+static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
+		     const struct vhca_swqe *w, struct vhca_seg *sseg,
+		     struct vhca_seg *dseg)
+{
+	struct vhca_exec_state x = {};
+	struct vhca_qp *peer;
+	int status;
+
+	for (;;) {
+		rcu_read_lock();
+		status = vhca_exec_chunk(vdev, qp, w, sseg, dseg, &x);
+		if (x.took && x.off && status != VHCA_MORE &&
+		    status != IB_WC_SUCCESS) {
+			/* it failed between chunks: the receive fails too */
+			peer = vhca_peer(vdev, qp);
+			if (peer)
+				vhca_recv_done(peer, qp->rwqe->wr_id,
+					       IB_WC_REM_ABORT_ERR, 0, NULL,
+					       qp->ibqp.qp_num);
+		}
+		rcu_read_unlock();
+		if (status != VHCA_MORE)
+			return status;
+		cond_resched();
+	}
 }
 
 /**
@@ -724,13 +792,54 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 }
 
 /*
+ * Execute one send WQE here: checked against the opcode table first.
+ * Returns its completion status, or VHCA_RNR.  Process context; caller
+ * holds qp->lock.
+ */
+static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
+			const struct vhca_swqe *w)
+{
+	struct vhca_seg *sseg = qp->seg, *dseg = qp->seg + VHCA_MAX_SGE;
+	int status = vhca_wqe_check(qp, w);
+
+	if (status)
+		return status;
+	if (vhca_wr_op(w->opcode)->flags & VHCA_OPF_DATA_OUT ||
+	    w->opcode == IB_UVERBS_WR_RDMA_READ) {
+		if (!vhca_qpt_ud(qp->ibqp.qp_type))
+			return vhca_exec(vdev, qp, w, sseg, dseg);
+		/* a datagram is one MTU at most: one RCU section */
+		rcu_read_lock();
+		status = vhca_exec_ud(vdev, qp, w, sseg, dseg);
+		rcu_read_unlock();
+		return status;
+	}
+	rcu_read_lock();
+	switch (w->opcode) {
+	case IB_UVERBS_WR_LOCAL_INV:
+		status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
+			 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
+		break;
+	case VHCA_WR_REG_MR:
+		status = vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
+					  w->reg.iova, w->reg.length,
+					  w->reg.access, w->reg.page_shift);
+		break;
+	default:	/* the atomics, as the table allows */
+		status = vhca_exec_atomic(vdev, qp, w, sseg);
+		break;
+	}
+	rcu_read_unlock();
+	return status;
+}
+
+/*
  * Execute what is posted on @qp's send ring, at most *budget WQEs.  Caller
  * holds qp->lock.
  */
 static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
-	struct vhca_seg *sseg = qp->seg, *dseg = qp->seg + VHCA_MAX_SGE;
 	struct vhca_swqe *w;
 	u32 prod;
 	int status;
@@ -761,47 +870,7 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 			return VHCA_SQ_MORE;
 		(*budget)--;
 		w = vhca_sq_fetch(qp);
-		rcu_read_lock();
-		switch (w->opcode) {
-		case IB_UVERBS_WR_SEND:
-		case IB_UVERBS_WR_SEND_WITH_IMM:
-			status = vhca_qpt_ud(qp->ibqp.qp_type) ?
-				 vhca_exec_ud(vdev, qp, w, sseg, dseg) :
-				 vhca_exec(vdev, qp, w, sseg, dseg);
-			break;
-		case IB_UVERBS_WR_LOCAL_INV:
-			status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
-				 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
-			break;
-		case VHCA_WR_REG_MR:
-			/* a user's ring cannot describe a page list */
-			status = qp->ibqp.uobject ? IB_WC_LOC_QP_OP_ERR :
-				 vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
-						  w->reg.iova, w->reg.length,
-						  w->reg.access,
-						  w->reg.page_shift);
-			break;
-		case IB_UVERBS_WR_RDMA_WRITE:
-		case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-			status = vhca_exec(vdev, qp, w, sseg, dseg);
-			break;
-		case IB_UVERBS_WR_SEND_WITH_INV:
-		case IB_UVERBS_WR_RDMA_READ:
-			status = qp->ibqp.qp_type == IB_QPT_RC ?
-				 vhca_exec(vdev, qp, w, sseg, dseg) :
-				 IB_WC_LOC_QP_OP_ERR;
-			break;
-		case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-			status = qp->ibqp.qp_type == IB_QPT_RC ?
-				 vhca_exec_atomic(vdev, qp, w, sseg) :
-				 IB_WC_LOC_QP_OP_ERR;
-			break;
-		default:
-			status = IB_WC_LOC_QP_OP_ERR;
-			break;
-		}
-		rcu_read_unlock();
+		status = vhca_sq_exec(vdev, qp, w);
 
 		if (status == VHCA_RNR) {
 			struct vhca_qp *peer;
