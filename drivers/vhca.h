@@ -165,6 +165,8 @@ struct vhca_uring {
  *	solicited or failed one (IB_CQ_SOLICITED), or not (0)
  * @arm_seen: a user CQ's ctrl word as last read: a change is an arm
  * @poll_lock: serialises a kernel CQ's pollers (its consumer index)
+ * @resize_lock: serialises resizes, which the core lets run side by side
+ *	(uverbs looks a CQ up shared for RESIZE_CQ)
  */
 struct vhca_cq {
 	struct ib_cq ibcq;
@@ -176,6 +178,7 @@ struct vhca_cq {
 	u8 notify;
 	u32 arm_seen;
 	spinlock_t poll_lock;	/* a kernel CQ's consumer index */
+	struct mutex resize_lock;	/* the ring's replacement */
 };
 
 struct vhca_srq {

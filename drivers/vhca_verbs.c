@@ -120,6 +120,7 @@ static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr
 
 	spin_lock_init(&cq->lock);
 	spin_lock_init(&cq->poll_lock);
+	mutex_init(&cq->resize_lock);
 	ibcq->cqe = g.max_wr;
 	if (!udata)
 		return 0;
@@ -133,6 +134,7 @@ static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr
 	return 0;
 
 err_ring:
+	mutex_destroy(&cq->resize_lock);
 	vhca_uring_destroy(&cq->ring);
 err_ida:
 	ida_free(&vdev->cq_ida, cq->cqn);
@@ -143,6 +145,7 @@ static int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct vhca_cq *cq = to_vcq(ibcq);
 
+	mutex_destroy(&cq->resize_lock);
 	vhca_uring_destroy(&cq->ring);
 	ida_free(&to_vdev(ibcq->device)->cq_ida, cq->cqn);
 	return 0;
@@ -182,9 +185,10 @@ static int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	err = vhca_udata_begin(udata, sizeof(resp), &uctx);
 	if (err)
 		return err;
+	mutex_lock(&cq->resize_lock);
 	err = vhca_uring_create(&ring, uctx, &g);
 	if (err)
-		return err;
+		goto out;
 	flush_workqueue(vhca_wq);
 
 	spin_lock_irq(&cq->poll_lock);
@@ -205,14 +209,18 @@ static int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	spin_unlock(&cq->lock);
 	spin_unlock_irq(&cq->poll_lock);
 	vhca_uring_destroy(n < 0 ? &ring : &old);
-	if (n < 0 || !udata)
-		return min(n, 0);
+	err = min(n, 0);
+	if (err || !udata)
+		goto out;
 
 	resp.mmap_key = vhca_uring_key(&cq->ring);
 	resp.mmap_size = cq->ring.bytes;
 	resp.log2_slots = g.log2_slots;
 	resp.cqn = cq->cqn;
-	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+out:
+	mutex_unlock(&cq->resize_lock);
+	return err;
 }
 
 static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
