@@ -161,17 +161,22 @@ static void vhca_qp_free_rings(struct vhca_qp *qp)
 		vhca_uring_destroy(&qp->rq);
 }
 
-/* QPN 1 for the GSI QP, the next free one from 2 for the others. */
-static int vhca_qpn_alloc(struct vhca_dev *vdev, struct vhca_qp *qp,
-			  enum ib_qp_type type, u32 *qpn)
+/*
+ * QPN 1 for the GSI QP, the next free one from 2 for the others: reserved
+ * only, so that no packet or peer finds the QP before it is whole.  A QP
+ * that then fails to be created is freed by the core at once, with no
+ * grace period for a reader that found it.
+ */
+static int vhca_qpn_alloc(struct vhca_dev *vdev, enum ib_qp_type type,
+			  u32 *qpn)
 {
 	int err;
 
 	if (type == IB_QPT_GSI) {
 		*qpn = 1;
-		err = xa_insert(&vdev->qp_xa, 1, qp, GFP_KERNEL);
+		err = xa_insert(&vdev->qp_xa, 1, NULL, GFP_KERNEL);
 	} else {
-		err = xa_alloc(&vdev->qp_xa, qpn, qp,
+		err = xa_alloc(&vdev->qp_xa, qpn, NULL,
 			       XA_LIMIT(VHCA_FIRST_QPN,
 					VHCA_FIRST_QPN + VHCA_MAX_QP - 1),
 			       GFP_KERNEL);
@@ -243,7 +248,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			return err;
 	}
 
-	err = vhca_qpn_alloc(vdev, qp, init->qp_type, &qpn);
+	err = vhca_qpn_alloc(vdev, init->qp_type, &qpn);
 	if (err)
 		return err;
 	ibqp->qp_num = qpn;
@@ -305,7 +310,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init->cap.max_recv_wr = rg.max_wr;
 	init->cap.max_recv_sge = rg.max_sge;
 	if (!udata)
-		return 0;
+		goto publish;
 
 	resp.sq_mmap_key = vhca_uring_key(&qp->sq);
 	resp.sq_mmap_size = qp->sq.bytes;
@@ -323,6 +328,9 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_rings;
+publish:
+	/* the slot is reserved: storing into it allocates nothing */
+	xa_store(&vdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 
 err_rings:
