@@ -217,6 +217,8 @@ enum vhca_mr_type {
  * @npages: entries map_mr_sg filled in
  * @page_shift: log2 of the page size of @fpages, fixed by REG_MR
  * @rcu: kernel MRs are freed after a grace period without waiting for it
+ * @readers: READ response batches copying out of it now; invalidation
+ *	waits for them, so no byte leaves once it has completed
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
@@ -234,6 +236,7 @@ struct vhca_mr {
 	u32 npages;
 	u32 page_shift;
 	struct rcu_head rcu;
+	atomic_t readers;
 };
 
 /* An address handle of a kernel user: the AV its UD WQEs carry. */
@@ -786,6 +789,8 @@ void vhca_mr_unmap(struct vhca_mr *mr, void *p);
 int vhca_mr_fast_reg(struct vhca_dev *vdev, struct ib_pd *pd, u32 key,
 		     u64 iova, u64 length, int access, u32 page_shift);
 bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key);
+bool vhca_mr_read_begin(struct vhca_mr *mr, u32 key);
+void vhca_mr_read_end(struct vhca_mr *mr);
 
 /* vhca_kverbs.c */
 extern const struct ib_device_ops vhca_kverbs_ops;

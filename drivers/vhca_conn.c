@@ -480,9 +480,12 @@ static void vhca_rc_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_seg seg;
 
 	rcu_read_lock();
-	if (e->len)
+	if (e->len) {
 		mr = vhca_mr_find(vdev, e->rkey, qp->ibqp.pd,
 				  IB_ACCESS_REMOTE_READ, e->va, e->len);
+		if (mr && !vhca_mr_read_begin(mr, e->rkey))
+			mr = NULL;
+	}
 	if (mr || !e->len) {
 		seg = (struct vhca_seg){ .mr = mr, .va = e->va, .len = e->len };
 		src = (struct vhca_cursor){ .seg = &seg, .nseg = 1 };
@@ -490,6 +493,8 @@ static void vhca_rc_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
 		while (e->sent < end && vhca_rc_rd_send(vdev, qp, b, &src))
 			;
 	}
+	if (mr)
+		vhca_mr_read_end(mr);
 	rcu_read_unlock();
 	/* what was taken and not sent no longer counts */
 	if (e->sent < end &&

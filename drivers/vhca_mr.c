@@ -315,7 +315,43 @@ bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key)
 
 	if (!key || !mr || mr->type != VHCA_MR_FAST || mr->pd != pd)
 		return false;
-	return cmpxchg(&mr->key, key, 0) == key;
+	if (cmpxchg(&mr->key, key, 0) != key)
+		return false;
+	/*
+	 * A READ response batch that found the key before it went may
+	 * still be copying (vhca_mr_read_begin()): invalidation completes
+	 * once it is done.  Batches run with bottom halves off and send 16
+	 * packets at most, so this spins for that long at worst.
+	 */
+	smp_mb();	/* the key's store before the count's load */
+	while (atomic_read(&mr->readers))
+		cpu_relax();
+	return true;
+}
+
+/**
+ * vhca_mr_read_begin() - start copying a READ's response out of an MR
+ * @mr: found by vhca_mr_find() under rcu_read_lock(), held since
+ * @key: the key it was found by
+ *
+ * For the copies that outlive one packet, between which the MR could be
+ * invalidated: vhca_mr_invalidate() waits for those begun.
+ *
+ * Return: false if the key went meanwhile: nothing may be copied.
+ */
+bool vhca_mr_read_begin(struct vhca_mr *mr, u32 key)
+{
+	atomic_inc(&mr->readers);
+	smp_mb__after_atomic();	/* the count's store before the key's load */
+	if (READ_ONCE(mr->key) == key)
+		return true;
+	vhca_mr_read_end(mr);
+	return false;
+}
+
+void vhca_mr_read_end(struct vhca_mr *mr)
+{
+	atomic_dec(&mr->readers);
 }
 
 static void vhca_mr_free_rcu(struct rcu_head *head)
