@@ -266,6 +266,18 @@ static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
  */
 
 /*
+ * Steering takes RoCEv2 past netfilter, as a RoCE NIC's engine does: a
+ * host firewall rule on UDP port 4791 does not apply to it.  An
+ * administrator whose rules must see it turns steering off; a device then
+ * receives through its UDP socket, after routing and netfilter.  Read when
+ * a link is added.
+ */
+static bool vhca_steer_on = true;
+module_param_named(steer, vhca_steer_on, bool, 0644);
+MODULE_PARM_DESC(steer,
+		 "take RoCEv2 before the IP stack, past netfilter (default: on; read at rdma link add)");
+
+/*
  * The length of @skb's IPv4 packet if it is a datagram to UDP port 4791
  * of an address of its netdev, else 0.  Only looks.
  */
@@ -521,8 +533,8 @@ void vhca_net_put(struct vhca_dev *vdev)
  *
  * Only while its namespace's UDP port is vhca's: if another RoCE stack
  * has it, its packets are that stack's.  A netdev whose rx_handler is
- * taken (a bridge port, a bond member) keeps the UDP socket path alone.
- * Caller holds rtnl.
+ * taken (a bridge port, a bond member), or any netdev with the module
+ * parameter steer=0, keeps the UDP socket path alone.  Caller holds rtnl.
  */
 void vhca_net_steer(struct vhca_dev *vdev)
 {
@@ -531,6 +543,11 @@ void vhca_net_steer(struct vhca_dev *vdev)
 	ASSERT_RTNL();
 	if (!vdev->netsock || !vdev->netsock->sock4)
 		return;
+	if (!READ_ONCE(vhca_steer_on)) {
+		netdev_info(vdev->ndev,
+			    "vhca: steering off: RoCEv2 goes through the IP stack and netfilter\n");
+		return;
+	}
 	err = netdev_rx_handler_register(vdev->ndev, vhca_rx_handler, vdev);
 	vdev->steered = !err;
 	if (err)
