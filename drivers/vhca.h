@@ -129,12 +129,21 @@ struct vhca_pd {
 /**
  * struct vhca_umap - a ring's memory, mapped into one user context
  * @rdma: the core's mmap entry; its offset is the key userspace maps
- * @buf: vmalloc_user memory, freed with the entry (vhca_mmap_free), so that
- *	a racing mmap() can never map memory already given back
+ * @buf: the pages, mapped for the kernel; freed with the entry
+ *	(vhca_mmap_free), so that a racing mmap() can never map memory
+ *	already given back
+ * @pages: the pages, charged to the memory cgroup of the process that
+ *	created the ring
+ * @npages: how many
+ * @mm: the process's mm, whose pinned_vm counts them against its
+ *	RLIMIT_MEMLOCK, as the memory of an MR counts
  */
 struct vhca_umap {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;
+	struct page **pages;
+	unsigned int npages;
+	struct mm_struct *mm;
 };
 
 /**

@@ -6,6 +6,7 @@
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -112,6 +113,45 @@ size_t vhca_ring_bytes(const struct vhca_qgeom *g)
 			  ((size_t)1 << (g->log2_slots + g->log2_stride)));
 }
 
+/*
+ * The memory of a user's ring, @npages pages: charged to the caller's
+ * memory cgroup page by page, and to its mm's pinned_vm against
+ * RLIMIT_MEMLOCK (CAP_IPC_LOCK lifts that), so that no process can tie
+ * up more of the kernel's memory in rings than it could pin in MRs.
+ */
+static struct vhca_umap *vhca_umap_alloc(unsigned int npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct vhca_umap *m;
+	unsigned int i;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
+	if (!m)
+		return ERR_PTR(-ENOMEM);
+	m->pages = kvcalloc(npages, sizeof(*m->pages), GFP_KERNEL_ACCOUNT);
+	if (!m->pages)
+		goto err;
+	for (i = 0; i < npages; i++) {
+		m->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!m->pages[i])
+			goto err;
+		m->npages++;
+	}
+	if (atomic64_add_return(npages, &current->mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &current->mm->pinned_vm);
+		goto err;
+	}
+	m->mm = current->mm;	/* charged: uncharged when freed */
+	mmgrab(m->mm);
+	m->buf = vmap(m->pages, npages, VM_MAP, PAGE_KERNEL);
+	if (m->buf)
+		return m;
+err:
+	vhca_mmap_free(&m->rdma);
+	return ERR_PTR(-ENOMEM);
+}
+
 /**
  * vhca_uring_create() - allocate a ring and offer it to a user context
  * @r: the ring to fill in
@@ -140,18 +180,12 @@ int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,
 		r->umap = NULL;
 		return 0;
 	}
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (!m)
-		return -ENOMEM;
-	m->buf = vmalloc_user(bytes);
-	if (!m->buf) {
-		kfree(m);
-		return -ENOMEM;
-	}
+	m = vhca_umap_alloc(bytes >> PAGE_SHIFT);
+	if (IS_ERR(m))
+		return PTR_ERR(m);
 	err = rdma_user_mmap_entry_insert(uctx, &m->rdma, bytes);
 	if (err) {
-		vfree(m->buf);
-		kfree(m);
+		vhca_mmap_free(&m->rdma);
 		return err;
 	}
 	r->g = *g;
@@ -235,17 +269,33 @@ int vhca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_EXEC) {
 		err = -EPERM;
 	} else {
-		vm_flags_clear(vma, VM_MAYEXEC);
-		err = remap_vmalloc_range(vma, m->buf, 0);
+		unsigned long n = m->npages;
+
+		vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+		err = vm_insert_pages(vma, vma->vm_start, m->pages, &n);
 	}
 	rdma_user_mmap_entry_put(e);
 	return err;
 }
 
+/*
+ * The last reference to a ring's entry is gone (or a ring was never
+ * made whole): its pages go back, and so does the charge.  Any context a
+ * mapping is closed from, mmap_lock included: no lock is taken.
+ */
 void vhca_mmap_free(struct rdma_user_mmap_entry *entry)
 {
 	struct vhca_umap *m = container_of(entry, struct vhca_umap, rdma);
+	unsigned int i;
 
-	vfree(m->buf);
+	if (m->buf)
+		vunmap(m->buf);
+	for (i = 0; i < m->npages; i++)
+		__free_page(m->pages[i]);
+	kvfree(m->pages);
+	if (m->mm) {
+		atomic64_sub(m->npages, &m->mm->pinned_vm);
+		mmdrop(m->mm);
+	}
 	kfree(m);
 }
