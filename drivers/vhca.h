@@ -44,6 +44,7 @@ enum vhca_counter {
 	VHCA_CNT_RCVD_NO_WQE,
 	VHCA_CNT_RCVD_UNEXPECTED,
 	VHCA_CNT_RCVD_QUEUE_FULL,
+	VHCA_CNT_RCVD_OFF_PATH,
 	/* RC reliability: the requester's... */
 	VHCA_CNT_RCVD_SEQ_NAKS,
 	VHCA_CNT_RCVD_RNR_NAKS,
@@ -294,8 +295,9 @@ struct vhca_rd_resp {
 };
 
 /*
- * READs a responder queues: what the requester may have outstanding
- * (VHCA_MAX_RD_ATOM), and as many duplicates; a power of two.
+ * READs a responder remembers: what the requester may have outstanding
+ * (VHCA_MAX_RD_ATOM), and as many answered already, whose responses a
+ * requester that timed out may ask for again; a power of two.
  */
 #define VHCA_RD_QUEUE		(2 * VHCA_MAX_RD_ATOM)
 /*
@@ -385,7 +387,9 @@ struct vhca_req {
 
 /**
  * struct vhca_resp - the responder of a message that arrives in packets
- * @lock: serialises the packets of one QP (and modify_qp's resets)
+ * @lock: serialises the packets of one QP (and modify_qp's resets); a
+ *	bottom-half lock, never held with interrupts off, for the ACKs and
+ *	NAKs sent under it reach dev_queue_xmit()
  * @epsn: the PSN expected next
  * @msn: RC: messages completed, for the AETH
  * @nak_sent: RC: a sequence NAK went for @epsn; no second one
@@ -403,8 +407,11 @@ struct vhca_req {
  * @wqe: the receive WQE (VHCA_MAX_RWQE_STRIDE bytes); its SGEs are looked
  *	up again for each packet, so no MR is held between packets
  * @seg: VHCA_MAX_SGE segments for that lookup
- * @rd: RC: the READs being answered (VHCA_RD_QUEUE), oldest at @rd_head
- * @rd_head: the READ whose packets go next
+ * @rd: RC: the READs taken (VHCA_RD_QUEUE), those from @rd_old to
+ *	@rd_tail remembered, so that a duplicate request is answered again
+ *	from the READ it repeats and never taken as a new one
+ * @rd_old: the oldest READ remembered
+ * @rd_head: the READ whose packets go next; those before it are all sent
  * @rd_tail: where the next READ request goes
  * @rd_wait: READs wait for packets in flight to be freed (read without
  *	the lock by the skb destructor)
@@ -429,11 +436,19 @@ struct vhca_resp {
 	struct vhca_rwqe *wqe;
 	struct vhca_seg *seg;
 	struct vhca_rd_resp *rd;
+	unsigned int rd_old;
 	unsigned int rd_head;
 	unsigned int rd_tail;
 	bool rd_wait;
 	unsigned long cnp_next;
 };
+
+/* Answer no READ queued, and forget them all.  Caller holds @r->lock. */
+static inline void vhca_resp_rd_forget(struct vhca_resp *r)
+{
+	r->rd_head = r->rd_tail;
+	r->rd_old = r->rd_tail;
+}
 
 /* Largest receive WQE: the header and VHCA_MAX_SGE SGEs, rounded up. */
 #define VHCA_MAX_RWQE_STRIDE	1024
@@ -611,6 +626,7 @@ struct vhca_conn_msg {
 	__be32 imm;	/* ImmDt, or the IETH's rkey */
 	const u8 *data;
 	u32 len;
+	const struct sk_buff *skb;	/* its IP header: where it came from */
 };
 
 /*
@@ -654,6 +670,8 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 			       const struct vhca_tx_hdr *h, u32 len,
 			       u8 **payload);
 void vhca_bth_set_ackreq(struct sk_buff *skb);
+bool vhca_net_on_path(const struct sk_buff *skb, const struct vhca_av *av,
+		      const union ib_gid *sgid);
 void vhca_net_send_qp(struct vhca_dev *vdev, struct sk_buff *skb,
 		      struct vhca_qp *qp);
 void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,

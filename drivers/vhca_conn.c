@@ -235,6 +235,9 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	if (!m->len)
 		return IB_WC_SUCCESS;
+	/* IBA: a message is 2^31 bytes at most; r->off cannot wrap */
+	if ((u64)r->off + m->len > SZ_2G)
+		return IB_WC_LOC_LEN_ERR;
 	if (r->write) {
 		if (r->off + m->len > r->dmalen)
 			return IB_WC_LOC_LEN_ERR;
@@ -402,10 +405,9 @@ static bool vhca_rc_rd_take(struct vhca_qp *qp, struct vhca_rd_batch *b)
 {
 	struct vhca_resp *r = &qp->resp;
 	struct vhca_rd_resp *e = NULL;
-	unsigned long flags;
 	u32 room;
 
-	spin_lock_irqsave(&r->lock, flags);
+	spin_lock_bh(&r->lock);
 	WRITE_ONCE(r->rd_wait, false);
 	for (; r->rd_head != r->rd_tail; r->rd_head++) {
 		e = &r->rd[r->rd_head & (VHCA_RD_QUEUE - 1)];
@@ -422,7 +424,7 @@ static bool vhca_rc_rd_take(struct vhca_qp *qp, struct vhca_rd_batch *b)
 		e->sent += b->n;
 		atomic_add(b->n, &qp->rd_inflight);
 	}
-	spin_unlock_irqrestore(&r->lock, flags);
+	spin_unlock_bh(&r->lock);
 	return room;
 }
 
@@ -535,22 +537,24 @@ void vhca_rc_rd_work(struct work_struct *work)
  */
 void vhca_rc_rd_drain(struct vhca_qp *qp)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->resp.lock, flags);
-	qp->resp.rd_head = qp->resp.rd_tail;
-	spin_unlock_irqrestore(&qp->resp.lock, flags);
+	spin_lock_bh(&qp->resp.lock);
+	vhca_resp_rd_forget(&qp->resp);
+	spin_unlock_bh(&qp->resp.lock);
 	wait_var_event(&qp->rd_inflight, !atomic_read(&qp->rd_inflight));
 	synchronize_rcu();	/* the destructors that saw it fall are done */
 	cancel_work_sync(&qp->rd_work);
 }
 
 /*
- * A duplicate READ request for the rest of a READ still being answered
- * (the requester found a gap, or timed out): that READ goes on from the
- * packet asked for.  Sending the rest of the old answer first would keep
- * the requester waiting for nothing it can use, beyond its timeout.
- * Returns true if the request was such.
+ * A duplicate READ request: the requester lost responses, or timed out,
+ * and asks again, for the whole of a READ or for the rest of it from a
+ * packet on.  It is answered only from the READ it repeats, one of those
+ * remembered, and from the packet it asks for: sending the rest of an
+ * answer under way first would keep the requester waiting for nothing it
+ * can use, beyond its timeout.  A request that repeats no READ (or names
+ * other bytes than the one it claims to repeat) is dropped: taken as new
+ * it would have one small packet stream a whole MR.  Returns true if it
+ * was answered.
  */
 static bool vhca_rc_read_again(struct vhca_qp *qp,
 			       const struct vhca_conn_msg *m)
@@ -560,32 +564,55 @@ static bool vhca_rc_read_again(struct vhca_qp *qp,
 	unsigned int i;
 	s32 d;
 
-	for (i = r->rd_head; i != r->rd_tail; i++) {
-		e = &r->rd[i & (VHCA_RD_QUEUE - 1)];
+	for (i = r->rd_tail; i != r->rd_old; i--) {
+		e = &r->rd[(i - 1) & (VHCA_RD_QUEUE - 1)];
 		d = vhca_psn_diff(m->psn, e->psn);
 		if (d < 0 || d >= e->npkts)
 			continue;
 		if (m->rkey != e->rkey || m->va != e->va + (u64)d * e->mtu ||
 		    m->dmalen != e->len - d * e->mtu)
-			return false;	/* not the same bytes: answered anew */
+			return false;
 		e->sent = d;
+		/* what lies between was all sent: rd_take() steps over it */
+		if ((int)(i - 1 - r->rd_head) < 0)
+			r->rd_head = i - 1;
 		return true;
 	}
 	return false;
 }
 
+/* READs taken whose responses are not all sent. */
+static unsigned int vhca_rc_rd_pending(const struct vhca_resp *r)
+{
+	unsigned int i, n = 0;
+
+	for (i = r->rd_head; i != r->rd_tail; i++) {
+		const struct vhca_rd_resp *e = &r->rd[i & (VHCA_RD_QUEUE - 1)];
+
+		n += e->sent < e->npkts;
+	}
+	return n;
+}
+
 /*
- * Take an RDMA READ request, new or duplicate (@dup): queued, its packets
- * of the path MTU with PSNs from the request's on; *@npkts says how many.
+ * Take a new RDMA READ request: queued, its packets of the path MTU with
+ * PSNs from the request's on; *@npkts says how many.  No more READs wait
+ * to be answered than max_dest_rd_atomic, the responder resources the
+ * requester was given: a requester within its max_rd_atomic never meets
+ * that bound, as a READ it has outstanding is never answered twice over.
  * Returns a NAK code, or -1 once taken.  Caller holds qp->resp.lock.
  */
 static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
-			const struct vhca_conn_msg *m, bool dup, u32 *npkts)
+			const struct vhca_conn_msg *m, u32 *npkts)
 {
 	u32 mtu = vhca_qp_mtu(vdev, qp);
 	struct vhca_resp *r = &qp->resp;
 
 	*npkts = m->dmalen ? DIV_ROUND_UP(m->dmalen, mtu) : 1;
+	if (m->dmalen > SZ_2G)
+		return VHCA_NAK_INV_REQ;	/* IBA: 2^31 bytes at most */
+	if (vhca_rc_rd_pending(r) >= READ_ONCE(qp->attr.max_dest_rd_atomic))
+		return VHCA_NAK_INV_REQ;
 	if (m->dmalen) {
 		if (!(READ_ONCE(qp->attr.qp_access_flags) &
 		      IB_ACCESS_REMOTE_READ))
@@ -594,14 +621,11 @@ static int vhca_rc_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 				  IB_ACCESS_REMOTE_READ, m->va, m->dmalen))
 			return VHCA_NAK_REM_ACCESS;
 	}
-	if (dup && vhca_rc_read_again(qp, m)) {
-		vhca_rc_rd_kick(qp);
-		return -1;
-	}
-	if (r->rd_tail - r->rd_head == VHCA_RD_QUEUE) {
-		/* more than a requester may have outstanding: lost */
-		vhca_count(vdev, VHCA_CNT_SEND_DROPPED);
-		return -1;
+	/* the oldest READ remembered makes room, once it is all sent */
+	if (r->rd_tail - r->rd_old == VHCA_RD_QUEUE) {
+		if (r->rd_old == r->rd_head)
+			return VHCA_NAK_INV_REQ;
+		r->rd_old++;
 	}
 	r->rd[r->rd_tail++ & (VHCA_RD_QUEUE - 1)] = (struct vhca_rd_resp){
 		.va = m->va, .rkey = m->rkey, .len = m->dmalen,
@@ -617,8 +641,8 @@ static int vhca_rc_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 {
 	struct vhca_mr *mr;
 
-	if (m->va & 7)
-		return VHCA_NAK_INV_REQ;
+	if (m->va & 7 || !READ_ONCE(qp->attr.max_dest_rd_atomic))
+		return VHCA_NAK_INV_REQ;	/* misaligned; no resources */
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_ATOMIC))
 		return VHCA_NAK_REM_ACCESS;
 	mr = vhca_mr_find(vdev, m->rkey, qp->ibqp.pd, IB_ACCESS_REMOTE_ATOMIC,
@@ -641,13 +665,12 @@ static void vhca_rc_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 {
 	struct vhca_resp *r = &qp->resp;
 	unsigned int i;
-	u32 n;
-	int nak;
 
 	if (m->op == VHCA_OP_READ_REQ) {
-		nak = vhca_rc_read(vdev, qp, m, true, &n);
-		if (nak >= 0)
-			vhca_rc_nak(vdev, qp, m->psn, nak);
+		if (vhca_rc_read_again(qp, m))
+			vhca_rc_rd_kick(qp);
+		else
+			vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
 		return;
 	}
 	if (m->op == VHCA_OP_CMP_SWAP || m->op == VHCA_OP_FETCH_ADD) {
@@ -722,7 +745,7 @@ static void vhca_rc_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	if (m->op == VHCA_OP_READ_REQ) {
 		r->msn++;
-		nak = vhca_rc_read(vdev, qp, m, false, &npkts);
+		nak = vhca_rc_read(vdev, qp, m, &npkts);
 		if (nak >= 0) {
 			r->msn--;
 			vhca_rc_nak(vdev, qp, m->psn, nak);
@@ -851,7 +874,6 @@ void vhca_conn_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 	bool first, last, write, imm;
 	struct vhca_swqe w = {};
 	struct vhca_resp *r;
-	unsigned long flags;
 	int status;
 
 	if (!qp || qp->ibqp.qp_type != (m->rc ? IB_QPT_RC : IB_QPT_UC) ||
@@ -870,9 +892,13 @@ void vhca_conn_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 	      m->op == VHCA_OP_WRITE_LAST_IMM || m->op == VHCA_OP_WRITE_ONLY_IMM;
 
 	r = &qp->resp;
-	spin_lock_irqsave(&r->lock, flags);
+	spin_lock_bh(&r->lock);
 	if (r->closed)
 		goto out;	/* in ERR since the check above */
+	if (!vhca_net_on_path(m->skb, &qp->av, &qp->sgid)) {
+		vhca_count(vdev, VHCA_CNT_RCVD_OFF_PATH);
+		goto out;
+	}
 	if (m->rc) {
 		vhca_rc_recv(vdev, qp, m, first, last, imm);
 		goto out;
@@ -912,5 +938,5 @@ void vhca_conn_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 		r->active = false;
 	}
 out:
-	spin_unlock_irqrestore(&r->lock, flags);
+	spin_unlock_bh(&r->lock);
 }

@@ -166,6 +166,7 @@ static bool vhca_recv_conn(struct vhca_dev *vdev, struct sk_buff *skb,
 	m.ce = ce;
 	m.data = skb->data + hlen;
 	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
+	m.skb = skb;
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 	vhca_conn_recv(vdev, &m);
 	return true;
@@ -677,6 +678,41 @@ void vhca_bth_set_ackreq(struct sk_buff *skb)
 	bth->apsn |= htonl(VHCA_BTH_ACKREQ);
 }
 
+/**
+ * vhca_net_on_path() - whether a packet came the way a connected QP's path
+ *	says
+ * @skb: a packet received, its network header set
+ * @av: the QP's AV: its destination GID is the packet's source
+ * @sgid: the QP's source GID: the packet's destination
+ *
+ * A connected QP takes packets from its peer alone, as an HCA checks them
+ * against its QP context: a QPN is easy to find or guess, and whoever
+ * reaches UDP port 4791 could otherwise write into the QP's receive
+ * buffers, or answer for its peer.  Caller holds a lock the AV is
+ * written under.
+ *
+ * Return: true if the IP source and destination are the path's.
+ */
+bool vhca_net_on_path(const struct sk_buff *skb, const struct vhca_av *av,
+		      const union ib_gid *sgid)
+{
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *ip = ip_hdr(skb);
+
+		return av->network_type == RDMA_NETWORK_IPV4 &&
+		       !memcmp(&ip->saddr, av->dgid + 12, 4) &&
+		       !memcmp(&ip->daddr, sgid->raw + 12, 4);
+	}
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		return av->network_type == RDMA_NETWORK_IPV6 &&
+		       !memcmp(&ip6->saddr, av->dgid, 16) &&
+		       !memcmp(&ip6->daddr, sgid->raw, 16);
+	}
+	return false;
+}
+
 static void vhca_put_icrc(struct sk_buff *skb)
 {
 	u32 len = skb_tail_pointer(skb) - skb_network_header(skb) -
@@ -926,6 +962,7 @@ static const struct rdma_stat_desc vhca_counter_descs[] = {
 	[VHCA_CNT_RCVD_NO_WQE].name = "rcvd_no_recv_wqe",
 	[VHCA_CNT_RCVD_UNEXPECTED].name = "rcvd_unexpected",
 	[VHCA_CNT_RCVD_QUEUE_FULL].name = "rcvd_queue_full",
+	[VHCA_CNT_RCVD_OFF_PATH].name = "rcvd_off_path",
 	[VHCA_CNT_RCVD_SEQ_NAKS].name = "rcvd_seq_naks",
 	[VHCA_CNT_RCVD_RNR_NAKS].name = "rcvd_rnr_naks",
 	[VHCA_CNT_RETRANS_TIMEOUTS].name = "retrans_timeouts",

@@ -80,9 +80,8 @@ static void vhca_qp_resp_flush(struct vhca_qp *qp)
 		.opcode = IB_WC_RECV,
 		.qp_num = qp->ibqp.qp_num,
 	};
-	unsigned long flags;
 
-	spin_lock_irqsave(&qp->resp.lock, flags);
+	spin_lock_bh(&qp->resp.lock);
 	if (qp->resp.have_wqe) {
 		qp->resp.have_wqe = false;
 		cqe.wr_id = qp->resp.wqe->wr_id;
@@ -90,8 +89,8 @@ static void vhca_qp_resp_flush(struct vhca_qp *qp)
 	}
 	qp->resp.active = false;
 	qp->resp.closed = true;
-	qp->resp.rd_head = qp->resp.rd_tail;	/* READs are not answered */
-	spin_unlock_irqrestore(&qp->resp.lock, flags);
+	vhca_resp_rd_forget(&qp->resp);	/* READs are not answered */
+	spin_unlock_bh(&qp->resp.lock);
 }
 
 /*
@@ -359,12 +358,12 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	WRITE_ONCE(qp->err_pending, false);
 	if (qp->rnr_wait)
 		vhca_qp_kick_now(qp);	/* its work finds RESET and lets go */
-	spin_lock_irq(&qp->resp.lock);
+	spin_lock_bh(&qp->resp.lock);
 	qp->resp.have_wqe = false;	/* its ring is reset below */
 	qp->resp.active = false;
 	qp->resp.closed = false;
-	qp->resp.rd_head = qp->resp.rd_tail;
-	spin_unlock_irq(&qp->resp.lock);
+	vhca_resp_rd_forget(&qp->resp);
+	spin_unlock_bh(&qp->resp.lock);
 	spin_lock_irq(&qp->sq_post_lock);
 	qp->sq_cons = 0;
 	WRITE_ONCE(qp->sq.hdr->consumer, 0);
@@ -456,12 +455,12 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 		rdma_replace_ah_attr(&a->ah_attr, &attr->ah_attr);
 		WRITE_ONCE(qp->dst_dev, vhca_av_dst_dev(qp, &attr->ah_attr));
 		/* checked by vhca_qp_check_attr() */
-		spin_lock_irq(&qp->resp.lock);
+		spin_lock_bh(&qp->resp.lock);
 		vhca_av_from_ah(&attr->ah_attr, &qp->av);
 		qp->sgid = attr->ah_attr.grh.sgid_attr->gid;
 		/* nothing sends meanwhile: RTR is not RTS, RESET drops packets */
 		dst_cache_reset(&qp->dst_cache);
-		spin_unlock_irq(&qp->resp.lock);
+		spin_unlock_bh(&qp->resp.lock);
 	}
 	if (mask & IB_QP_PATH_MTU)
 		a->path_mtu = attr->path_mtu;
@@ -475,15 +474,16 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 		a->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_RQ_PSN) {
 		a->rq_psn = attr->rq_psn & 0xffffff;
-		spin_lock_irq(&qp->resp.lock);
+		spin_lock_bh(&qp->resp.lock);
 		qp->resp.epsn = a->rq_psn;
 		qp->resp.msn = 0;
 		qp->resp.nak_sent = false;
 		qp->resp.active = false;
+		vhca_resp_rd_forget(&qp->resp);	/* their PSNs mean nothing now */
 		if (qp->resp.atomic)
 			memset(qp->resp.atomic, 0, VHCA_RC_ATOMIC_RES *
 			       sizeof(*qp->resp.atomic));
-		spin_unlock_irq(&qp->resp.lock);
+		spin_unlock_bh(&qp->resp.lock);
 	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		a->max_rd_atomic = attr->max_rd_atomic;

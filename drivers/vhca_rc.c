@@ -850,7 +850,14 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 	int status;
 
 	while ((skb = skb_dequeue(&q->rxq))) {
-		bool wait = vhca_rc_handle(qp, skb);
+		bool wait = false;
+
+		/* the AV is written under qp->lock too: checked here */
+		if (vhca_net_on_path(skb, &qp->av, &qp->sgid))
+			wait = vhca_rc_handle(qp, skb);
+		else
+			vhca_count(to_vdev(qp->ibqp.device),
+				   VHCA_CNT_RCVD_OFF_PATH);
 
 		consume_skb(skb);
 		if (qp->state == IB_QPS_ERR)
@@ -1037,6 +1044,7 @@ bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 		 const struct vhca_bth *bth)
 {
 	struct vhca_qp *qp;
+	bool on_path;
 
 	if (skb->len < sizeof(struct udphdr) + sizeof(*bth) + VHCA_CNP_LEN +
 		       VHCA_ICRC_SIZE)
@@ -1045,6 +1053,13 @@ bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 	qp = vhca_rc_requester(vdev, bth);
 	if (!qp)
 		return true;
+	spin_lock(&qp->resp.lock);	/* the AV's */
+	on_path = vhca_net_on_path(skb, &qp->av, &qp->sgid);
+	spin_unlock(&qp->resp.lock);
+	if (!on_path) {
+		vhca_count(vdev, VHCA_CNT_RCVD_OFF_PATH);
+		return true;
+	}
 	vhca_count(vdev, VHCA_CNT_RCVD_CNPS);
 	WRITE_ONCE(qp->req.congested, true);
 	vhca_qp_kick(qp);

@@ -518,7 +518,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	check_eq "guest a: rdma statistic shows every wire counter, by name" \
 		"$(rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
 			grep -x '[a-z_]*' | grep -vx link | tr '\n' ' ')" \
-		"sent_pkts rcvd_pkts send_no_route send_dropped rcvd_bad_icrc rcvd_bad_header rcvd_unsupported_opcode rcvd_no_qp rcvd_no_recv_wqe rcvd_unexpected rcvd_queue_full rcvd_seq_naks rcvd_rnr_naks retrans_timeouts retrans_pkts read_rest_requests sent_seq_naks rcvd_duplicate_requests sent_cnps rcvd_cnps window_cuts "
+		"sent_pkts rcvd_pkts send_no_route send_dropped rcvd_bad_icrc rcvd_bad_header rcvd_unsupported_opcode rcvd_no_qp rcvd_no_recv_wqe rcvd_unexpected rcvd_queue_full rcvd_off_path rcvd_seq_naks rcvd_rnr_naks retrans_timeouts retrans_pkts read_rest_requests sent_seq_naks rcvd_duplicate_requests sent_cnps rcvd_cnps window_cuts "
 	check "guest a: b reports done" hear all-done
 	check "guest a: rdma link del vhca0 under a WRITE server, client rxe0 in b" \
 		deleted_server
