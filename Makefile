@@ -48,6 +48,10 @@ $(B)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
 
+# hostile.c writes into the rings through the provider's own objects
+$(B)/tests/hostile: TEST_CFLAGS += -Iuapi -Iuserspace -pthread
+$(B)/tests/hostile: $(PROV_HDRS)
+
 $(B)/tests/%: tests/guest/%.c tests/guest/testlib.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lrdmacm -libverbs

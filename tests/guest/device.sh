@@ -72,6 +72,10 @@ tap_run rings build/tests/rings vhca0
 tap_run mr build/tests/mr vhca0
 tap_run qp build/tests/qp vhca0
 tap_run send build/tests/send vhca0
+tap_run hostile build/tests/hostile vhca0
+# no CAP_IPC_LOCK (dropped from the bounding set), 64 KiB of RLIMIT_MEMLOCK
+tap_run hostile-memlock setpriv --bounding-set -ipc_lock \
+	bash -c "ulimit -l 64 && exec build/tests/hostile vhca0 memlock"
 
 # --- GIDs from the netdev's addresses ---------------------------------------
 ip addr add 10.76.0.1/24 dev eth0
