@@ -382,15 +382,16 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 		room = vhca_sges(to_vdev(peer->ibqp.device), rwqe->sge,
 				 rwqe->num_sge, peer->ibqp.pd,
 				 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
-		if (room < 0) {
-			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0,
-				       NULL, qp->ibqp.qp_num);
-			return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
-		}
-		if (room < len) {
-			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_LEN_ERR, 0,
-				       NULL, qp->ibqp.qp_num);
-			return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
+		if (room < 0 || room < len) {
+			x->took = false;	/* completed here */
+			vhca_recv_done(peer, rwqe->wr_id,
+				       room < 0 ? IB_WC_LOC_PROT_ERR :
+						  IB_WC_LOC_LEN_ERR,
+				       0, NULL, qp->ibqp.qp_num);
+			if (!rc)
+				return IB_WC_SUCCESS;
+			return room < 0 ? IB_WC_REM_OP_ERR :
+					  IB_WC_REM_INV_REQ_ERR;
 		}
 		/* the responder's key goes before any data is placed */
 		if (w->opcode == IB_UVERBS_WR_SEND_WITH_INV && !x->off &&
@@ -432,9 +433,8 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	for (;;) {
 		rcu_read_lock();
 		status = vhca_exec_chunk(vdev, qp, w, sseg, dseg, &x);
-		if (x.took && x.off && status != VHCA_MORE &&
-		    status != IB_WC_SUCCESS) {
-			/* it failed between chunks: the receive fails too */
+		if (x.took && x.off && x.off < x.len && status != VHCA_MORE) {
+			/* it broke off between chunks: the receive fails too */
 			peer = vhca_peer(vdev, qp);
 			if (peer)
 				vhca_recv_done(peer, qp->rwqe->wr_id,
