@@ -17,7 +17,7 @@ PKGS=(
 	qemu-system-x86 busybox-static iproute2 iputils-ping ethtool procps
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
 	ibverbs-utils rdmacm-utils perftest python3-pyverbs nvme-cli fio
-	open-iscsi
+	open-iscsi nftables
 	linux-source-6.12
 )
 

@@ -72,6 +72,7 @@ failed=$((failed + ${kf:-1}))
 
 tap harness bash tests/harness.sh
 tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
+tap guest-steer tools/guest.sh 'bash tests/guest/steer.sh'
 tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
 tap guest-twodev tools/guest.sh 'bash tests/guest/twodev.sh'
 tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
