@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The ring fuzzer (tests/guest/ringfuzz.c) on vhca0 over eth0: random and
+# adversarial WQEs written straight into the mapped rings, scribbled ring
+# headers, doorbells, arms, resizes, state changes and teardown with WQEs
+# outstanding; then a clean ping-pong on the same device in the same
+# process, and the link and the module go away cleanly.  guest.sh fails the
+# run on any Oops, BUG, WARNING or KASAN report.
+#
+#   bash tests/guest/fuzz-rings.sh [RINGFUZZ ARGS...]
+#
+# With no arguments: --count $RINGFUZZ_COUNT (100000), and --seed
+# $RINGFUZZ_SEED if set.  Arguments go to ringfuzz as they are, e.g.
+# --only-known read-inline for one known kernel defect alone, or
+# --seed N --count M --trace to replay a run.  RINGFUZZ_TRACE=N keeps the
+# last N lines of the trace (stderr) in the log; RINGFUZZ_TRACE=all keeps
+# all of it, as it is written (for a run that hangs the guest).
+. tests/guest/lib.sh
+
+ib=/sys/class/infiniband
+nogid=0000:0000:0000:0000:0000:0000:0000:0000
+gid0() { [ "$(cat $ib/vhca0/ports/1/gids/0 2>/dev/null)" != "$nogid" ]; }
+
+ip link set eth0 up
+wait_for 10 grep -q 1 /sys/class/net/eth0/carrier
+check "rdma link add vhca0 type vhca netdev eth0" \
+	rdma link add vhca0 type vhca netdev eth0
+check "vhca0 has GID 0 (eth0's link-local address)" wait_for 20 gid0
+echo "#   GID 0: $(cat $ib/vhca0/ports/1/gids/0 2>/dev/null)"
+
+args=("$@")
+if [ $# = 0 ]; then
+	args=(--count "${RINGFUZZ_COUNT:-100000}")
+	[ -z "${RINGFUZZ_SEED:-}" ] || args+=(--seed "$RINGFUZZ_SEED")
+fi
+start=$SECONDS
+# through a FIFO, so that what it printed is in the log even if the kernel
+# dies under it (the guest has no /dev/fd for <(...))
+fifo=/tmp/ringfuzz.fifo
+rm -f $fifo
+mkfifo $fifo
+case ${RINGFUZZ_TRACE:-} in
+'')
+	build/tests/ringfuzz vhca0 "${args[@]}" >$fifo 2>&1 & ;;
+all)
+	build/tests/ringfuzz vhca0 "${args[@]}" --trace >$fifo 2>&1 & ;;
+*)
+	build/tests/ringfuzz vhca0 "${args[@]}" --trace >$fifo 2>/tmp/trace & ;;
+esac
+pid=$!
+tap_import ringfuzz <$fifo
+wait $pid
+rc=$?
+if [ -f /tmp/trace ]; then
+	echo "#   the trace's last $RINGFUZZ_TRACE lines:"
+	tail -n "$RINGFUZZ_TRACE" /tmp/trace | sed 's/^/#   trace: /'
+fi
+check_eq "ringfuzz exit status" "$rc" 0
+echo "#   ringfuzz ran $((SECONDS - start)) s in all"
+
+check "rdma link del vhca0 after the fuzzer" timeout 30 rdma link del vhca0
+check "rmmod vhca after the fuzzer" timeout 30 rmmod vhca
+tap_done
