@@ -28,6 +28,11 @@ check "rdma link add vhca0 type vhca netdev eth0" \
 	rdma link add vhca0 type vhca netdev eth0
 check "vhca0 has GID 0 (eth0's link-local address)" wait_for 20 gid0
 echo "#   GID 0: $(cat $ib/vhca0/ports/1/gids/0 2>/dev/null)"
+# The fuzzer's RC and UC QPs "on the wire" go to this link-local GID, which
+# nobody has: a neighbour entry lets their RTR resolve its MAC at once.
+check "a neighbour entry for nobody's GID" \
+	ip -6 neigh replace fe80::5054:ff:fe00:beef lladdr 52:54:00:00:be:ef \
+	dev eth0 nud permanent
 
 args=("$@")
 if [ $# = 0 ]; then
