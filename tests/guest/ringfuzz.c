@@ -26,6 +26,9 @@
  * would hit them are rewritten into harmless ones) unless --allow-known;
  * --only-known runs one of them alone, as a minimal reproducer.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* mremap */
+#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -54,7 +57,7 @@ static struct ibv_pd *pd, *pd2;
 static struct ibv_comp_channel *chan;
 static unsigned char *buf;
 static union ibv_gid gid;
-static int trace, allow_known;
+static int trace, allow_known, deterministic;
 
 static double now(void)
 {
@@ -132,7 +135,8 @@ static int nqp;
 
 static struct {
 	unsigned long wqes, rwqes, doorbells, hdr_writes, polls, cqes, modifies,
-		      resizes, rebuilds, recreated, posts, cqe_ok;
+		      resizes, rebuilds, recreated, posts, cqe_ok, raw, mmaps,
+		      mmaps_ok;
 	unsigned long wc_status[32];
 } st;
 
@@ -319,13 +323,16 @@ static int qp_rtr(struct fqp *q)
 		return ibv_modify_qp(q->qp, &a, mask);
 	if (q->kind == P_PAIR && qps[q->peer].qp)
 		dest = qps[q->peer].qp->qp_num;
-	if (chance(5) && qps[rnd(nqp)].qp)
+	if (deterministic)
+		;
+	else if (chance(5) && qps[rnd(nqp)].qp)
 		dest = qps[rnd(nqp)].qp->qp_num;	/* whoever: maybe UD */
 	else if (chance(2))
 		dest = rnd(1 << 24);
-	a.path_mtu = chance(80) ? IBV_MTU_1024 : IBV_MTU_256 + rnd(5);
+	a.path_mtu = deterministic ? IBV_MTU_256 :
+		     chance(80) ? IBV_MTU_1024 : IBV_MTU_256 + rnd(5);
 	a.dest_qp_num = dest;
-	a.rq_psn = chance(80) ? 0 : rnd(1 << 24);
+	a.rq_psn = deterministic || chance(80) ? 0 : rnd(1 << 24);
 	a.ah_attr = (struct ibv_ah_attr){
 		.is_global = 1, .port_num = 1,
 		.grh = { .dgid = q->kind == P_WIRE ? nobody_gid() : gid,
@@ -333,8 +340,8 @@ static int qp_rtr(struct fqp *q)
 	};
 	mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 	if (q->type == IBV_QPT_RC) {
-		a.max_dest_rd_atomic = rnd(5);
-		a.min_rnr_timer = rnr_timers[rnd(6)];
+		a.max_dest_rd_atomic = deterministic ? 1 : rnd(5);
+		a.min_rnr_timer = deterministic ? 1 : rnr_timers[rnd(6)];
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	}
 	return ibv_modify_qp(q->qp, &a, mask);
@@ -346,11 +353,13 @@ static int qp_rts(struct fqp *q)
 				 .sq_psn = chance(80) ? 0 : rnd(1 << 24) };
 	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 
+	if (deterministic)
+		a.sq_psn = 0;
 	if (q->type == IBV_QPT_RC) {
-		a.timeout = 1 + rnd(4);
-		a.retry_cnt = rnd(3);
-		a.rnr_retry = chance(95) ? rnd(3) : rnd(8);
-		a.max_rd_atomic = rnd(5);
+		a.timeout = deterministic ? 14 : 1 + rnd(4);
+		a.retry_cnt = deterministic ? 1 : rnd(3);
+		a.rnr_retry = deterministic ? 1 : chance(95) ? rnd(3) : rnd(8);
+		a.max_rd_atomic = deterministic ? 1 : rnd(5);
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}
@@ -1169,6 +1178,110 @@ static void fuzz_state(struct fqp *q)
 		qp_rts(q);
 }
 
+/*
+ * What a process can say besides the rings: POST_SEND, POST_RECV and
+ * POST_SRQ_RECV with real WRs (a user QP's WQEs live in its rings, so the
+ * kernel must refuse them), and mmap() of guessed keys with wrong sizes,
+ * flags and protections.
+ */
+static void fuzz_raw(struct fqp *q)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		union {
+			struct ib_uverbs_post_send send;
+			struct ib_uverbs_post_recv recv;
+			struct ib_uverbs_post_srq_recv srq;
+		};
+		uint64_t wrs[64];
+	} c;
+	struct ib_uverbs_post_send_resp resp;
+	uint32_t nwr = 1 + rnd(3), nsge = rnd(4), i;
+	size_t wsz;
+	int r = rnd(4);
+
+	memset(&c, 0, sizeof(c));
+	for (i = 0; i < 64; i++)
+		c.wrs[i] = chance(50) ? rnd64() : rnd(4);
+	if (r == 0 || r == 1) {
+		struct ib_uverbs_send_wr *w = (void *)c.wrs;
+
+		wsz = sizeof(*w);
+		c.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+		c.send.qp_handle = q->qp->handle;
+		c.send.wr_count = nwr;
+		c.send.sge_count = nsge;
+		c.send.wqe_size = chance(80) ? wsz : rnd(256);
+		for (i = 0; i < nwr && (i + 1) * wsz <= 256; i++) {
+			w = (void *)((char *)c.wrs + i * wsz);
+			w->opcode = rnd(14);
+			w->num_sge = i ? 0 : nsge;
+			w->send_flags = rnd(16);
+		}
+	} else if (r == 2) {
+		wsz = sizeof(struct ib_uverbs_recv_wr);
+		c.hdr.command = IB_USER_VERBS_CMD_POST_RECV;
+		c.recv.qp_handle = q->qp->handle;
+		c.recv.wr_count = nwr;
+		c.recv.sge_count = nsge;
+		c.recv.wqe_size = wsz;
+	} else {
+		wsz = sizeof(struct ib_uverbs_recv_wr);
+		c.hdr.command = IB_USER_VERBS_CMD_POST_SRQ_RECV;
+		c.srq.srq_handle = q->srq >= 0 && srqs[q->srq].srq ?
+				   srqs[q->srq].srq->handle : (uint32_t)rnd64();
+		c.srq.wr_count = nwr;
+		c.srq.sge_count = nsge;
+		c.srq.wqe_size = wsz;
+	}
+	c.send.response = (uintptr_t)&resp;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = sizeof(resp) / 4;
+	if (trace)
+		fprintf(stderr, "raw cmd %u qp#%ld wr_count %u sge_count %u\n",
+			c.hdr.command, (long)(q - qps), nwr, nsge);
+	st.raw++;
+	if (write(ctx->cmd_fd, &c, sizeof(c)) < 0)
+		(void)errno;
+}
+
+static void fuzz_mmap(void)
+{
+	static const size_t sizes[] = { 4096, 8192, 12288, 65536, 1 << 20 };
+	off_t off = (off_t)rnd(512) << 12;
+	size_t len = sizes[rnd(5)];
+	int prot = PROT_READ | (chance(80) ? PROT_WRITE : 0) |
+		   (chance(10) ? PROT_EXEC : 0);
+	int flags = chance(85) ? MAP_SHARED : MAP_PRIVATE;
+	unsigned char *p;
+
+	if (trace)
+		fprintf(stderr, "mmap off %#lx len %#zx prot %d flags %d\n",
+			(long)off, len, prot, flags);
+	st.mmaps++;
+	p = mmap(NULL, len, prot, flags, ctx->cmd_fd, off);
+	if (p == MAP_FAILED)
+		return;
+	st.mmaps_ok++;
+	/* someone's ring: scribble on its header, as its owner could */
+	if (prot & PROT_WRITE) {
+		if (chance(50))
+			__atomic_store_n((uint32_t *)p, (uint32_t)rnd64(),
+					 __ATOMIC_RELEASE);
+		else
+			p[rnd(len < 4096 ? len : 4096)] = (unsigned char)rnd(256);
+	}
+	if (chance(30)) {
+		void *n = mremap(p, len, len * 2, MREMAP_MAYMOVE);
+
+		if (n != MAP_FAILED) {
+			p = n;
+			len *= 2;
+		}
+	}
+	munmap(p, len);
+}
+
 /* Whether the engine has put @q in ERR or SQE (it tells nobody). */
 static int qp_failed(struct fqp *q)
 {
@@ -1195,9 +1308,10 @@ static void recreate_qp(struct fqp *q)
 /* --- the known defects, one each ---------------------------------------------- */
 
 /* One WQE on a fresh QP of @type connected to itself, and its doorbell. */
-static int known_one(enum ibv_qp_type type, void (*craft)(struct vhca_swqe *w,
-							  struct fqp *q))
+static int known_one(enum ibv_qp_type type, enum peer_kind kind,
+		     void (*craft)(struct vhca_swqe *w, struct fqp *q))
 {
+	double t;
 	struct ibv_wc wc;
 	struct fqp *q = &qps[0];
 	struct vhca_uring *r;
@@ -1208,11 +1322,12 @@ static int known_one(enum ibv_qp_type type, void (*craft)(struct vhca_swqe *w,
 	if (!cqs[0].cq)
 		return -1;
 	q->type = type;
-	q->kind = type == IBV_QPT_UD ? P_NONE : P_SELF;
+	q->kind = kind;
 	q->srq = -1;
 	q->ia = (struct ibv_qp_init_attr){
 		.qp_type = type, .send_cq = cqs[0].cq, .recv_cq = cqs[0].cq,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = kind == P_WIRE ? 32 : 1,
 			 .max_recv_sge = 1, .max_inline_data = 64 },
 	};
 	q->qp = ibv_create_qp(pd, &q->ia);
@@ -1222,11 +1337,12 @@ static int known_one(enum ibv_qp_type type, void (*craft)(struct vhca_swqe *w,
 	nqp = 1;
 	q->access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		    IBV_ACCESS_REMOTE_ATOMIC;
-	if (qp_connect_fixed(q, q->qp->qp_num))
+	if (kind == P_WIRE ? qp_connect(q) :
+	    qp_connect_fixed(q, q->qp->qp_num))
 		return -1;
 	printf("# QP %#x (%s), max_inline %u, max_send_sge %u, connected to "
-	       "itself\n", q->qp->qp_num, qpt_name(type), q->v->max_inline,
-	       q->v->max_send_sge);
+	       "%s\n", q->qp->qp_num, qpt_name(type), q->v->max_inline,
+	       q->v->max_send_sge, kind == P_WIRE ? "nobody's GID" : "itself");
 	r = &q->v->sq;
 	w = vhca_uring_slot(r, r->idx);
 	memset(w, 0, (size_t)1 << r->log2_stride);
@@ -1235,12 +1351,15 @@ static int known_one(enum ibv_qp_type type, void (*craft)(struct vhca_swqe *w,
 	dump_swqe("known swqe", q, r->idx, w, (size_t)1 << r->log2_stride);
 	r->idx++;
 	__atomic_store_n(&r->hdr->producer, r->idx, __ATOMIC_RELEASE);
+	t = now();
 	doorbell(q);
-	for (i = 0; i < 100 && !n; i++) {
+	printf("# the doorbell returned after %.3f s\n", now() - t);
+	for (i = 0; i < 3000 && !n; i++) {
 		n = ibv_poll_cq(cqs[0].cq, 1, &wc);
 		usleep(10000);
 	}
-	printf("# completion: %s\n", n > 0 ? ibv_wc_status_str(wc.status) : "none");
+	printf("# completion after %.3f s: %s\n", now() - t,
+	       n > 0 ? ibv_wc_status_str(wc.status) : "none");
 	destroy_qp(q);
 	ibv_destroy_cq(cqs[0].cq);
 	cqs[0].cq = NULL;
@@ -1280,17 +1399,56 @@ static void craft_ud_write_imm(struct vhca_swqe *w, struct fqp *q)
 	w->opcode = IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 }
 
+/*
+ * A 2 GiB SEND to the wire: 32 SGEs over one 64 MiB MR.  At a path MTU
+ * of 256 that is 8 Mi packets, which the doorbell builds and transmits in
+ * one go, under rcu_read_lock() and the QP's mutex.
+ */
+static unsigned int big_sges = 32;	/* --sges: fewer for a smaller SEND */
+
+static void craft_wire_2g(struct vhca_swqe *w, struct fqp *q)
+{
+	static struct ibv_mr *big;
+	size_t len = 64 << 20;
+	void *p;
+	int i;
+
+	if (!big) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		big = p == MAP_FAILED ? NULL : ibv_reg_mr(pd, p, len, full);
+	}
+	printf("# a 64 MiB MR: %s; QP max_send_sge %u\n", big ? "yes" : "no",
+	       q->v->max_send_sge);
+	w->wr_id = 3;
+	w->opcode = IB_UVERBS_WR_SEND;
+	w->flags = VHCA_SWQE_F_SIGNALED;
+	w->num_sge = q->v->max_send_sge < big_sges ? q->v->max_send_sge :
+							big_sges;
+	for (i = 0; big && i < w->num_sge; i++) {
+		w->sge[i].addr = (uintptr_t)big->addr;
+		w->sge[i].length = (uint32_t)len;
+		w->sge[i].lkey = big->lkey;
+	}
+}
+
 static const struct known {
 	const char *name;
 	enum ibv_qp_type type;
+	enum peer_kind kind;
 	void (*craft)(struct vhca_swqe *w, struct fqp *q);
 	const char *what;
 } knowns[] = {
-	{ "read-inline", IBV_QPT_RC, craft_read_inline,
+	{ "read-inline", IBV_QPT_RC, P_SELF, craft_read_inline,
 	  "RDMA READ with INLINE on an RC QP connected to itself" },
-	{ "ud-write", IBV_QPT_UD, craft_ud_write, "RDMA WRITE on a UD QP" },
-	{ "ud-write-imm", IBV_QPT_UD, craft_ud_write_imm,
+	{ "ud-write", IBV_QPT_UD, P_NONE, craft_ud_write,
+	  "RDMA WRITE on a UD QP" },
+	{ "ud-write-imm", IBV_QPT_UD, P_NONE, craft_ud_write_imm,
 	  "RDMA WRITE_WITH_IMM on a UD QP" },
+	{ "uc-wire-2g", IBV_QPT_UC, P_WIRE, craft_wire_2g,
+	  "a 2 GiB SEND (32 SGEs of 64 MiB) on a UC QP to the wire" },
+	{ "rc-wire-2g", IBV_QPT_RC, P_WIRE, craft_wire_2g,
+	  "a 2 GiB SEND (32 SGEs of 64 MiB) on an RC QP to the wire" },
 };
 
 static int run_known(const char *name)
@@ -1306,7 +1464,8 @@ static int run_known(const char *name)
 			continue;
 		printf("# known defect %s: %s\n", knowns[i].name, knowns[i].what);
 		fflush(stdout);
-		check(known_one(knowns[i].type, knowns[i].craft) == 0,
+		check(known_one(knowns[i].type, knowns[i].kind,
+				knowns[i].craft) == 0,
 		      "known %s: the WQE was posted and the process lives on",
 		      knowns[i].name);
 		return 0;
@@ -1474,6 +1633,8 @@ int main(int argc, char **argv)
 			tmax = strtod(argv[++i], NULL);
 		else if (!strcmp(argv[i], "--only-known") && i + 1 < argc)
 			known = argv[++i];
+		else if (!strcmp(argv[i], "--sges") && i + 1 < argc)
+			big_sges = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--trace"))
 			trace = 1;
 		else if (!strcmp(argv[i], "--allow-known"))
@@ -1487,7 +1648,7 @@ int main(int argc, char **argv)
 		return run_known(known) ? 2 : 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGALRM, on_alarm);
-	alarm(known ? 60 : (unsigned int)tmax + 120);
+	alarm(known ? 600 : (unsigned int)tmax + 120);
 	printf("# ringfuzz seed %" PRIu64 " count %lu time %.0f%s\n", seed, count,
 	       tmax, allow_known ? " allow-known" : "");
 	rng_state = seed ? seed : 1;
@@ -1518,6 +1679,7 @@ int main(int argc, char **argv)
 	churn_mr();
 
 	if (known) {
+		deterministic = 1;
 		if (run_known(known))
 			return 2;
 		return tap_done();
@@ -1578,8 +1740,10 @@ int main(int argc, char **argv)
 			doorbell(q);
 		else if (r < 935)
 			recreate_qp(q);
-		else if (r < 960)
+		else if (r < 955)
 			legit_send(q);
+		else if (r < 960)
+			r & 1 ? fuzz_raw(q) : fuzz_mmap();
 		else
 			doorbell(q);
 		tcat[r < 540 ? 0 : r < 640 ? 1 : r < 680 ? 2 : r < 740 ? 3 :
@@ -1598,6 +1762,9 @@ int main(int argc, char **argv)
 	       st.wqes, st.rwqes, el, st.wqes / (el > 0 ? el : 1), st.doorbells,
 	       st.posts, st.hdr_writes, st.polls, st.cqes, st.modifies,
 	       st.resizes, st.recreated, st.rebuilds, nevents);
+	printf("# %lu raw POST_SEND/POST_RECV/POST_SRQ_RECV commands, %lu "
+	       "mmaps of guessed keys (%lu mapped)\n", st.raw, st.mmaps,
+	       st.mmaps_ok);
 	printf("# completions by status:");
 	for (i = 0; i < 32; i++)
 		if (st.wc_status[i])
