@@ -63,6 +63,7 @@ if [ -f /tmp/trace ]; then
 fi
 check_eq "ringfuzz exit status" "$rc" 0
 echo "#   ringfuzz ran $((SECONDS - start)) s in all"
+rdma statistic show link vhca0/1 2>/dev/null | fold -w 160 | sed 's/^/#   /'
 
 check "rdma link del vhca0 after the fuzzer" timeout 30 rdma link del vhca0
 check "rmmod vhca after the fuzzer" timeout 30 rmmod vhca

@@ -13,18 +13,21 @@
  * ping-pong through fresh QPs, data compared byte for byte.  Prints TAP.
  *
  * Usage: ringfuzz DEVICE [--seed N] [--count WQES] [--time SECONDS]
- *			  [--trace] [--allow-known]
- *	  ringfuzz DEVICE --only-known CASE	(CASE: list, or a name)
+ *			  [--trace] [--allow-known] [--no-racer]
+ *	  ringfuzz DEVICE --only-known CASE [--sges N]	(CASE: list, or a name)
  *
  * --count: WQEs written in all (default 100000); --time: a cap on the fuzz
- * phase (default 150 s).  The same seed replays the same operations
- * (what the engine makes of them can still differ in timing).  --trace
- * prints every WQE written and every header write to stderr before the
- * doorbell that may act on it, to find the one that broke the kernel.
+ * phase (default 150 s).  The same seed replays the same operations of the
+ * main thread; a second thread (the racer, seeded with seed + 1) works on
+ * the same objects at the same time, so a run replays exactly only with
+ * --no-racer.  --trace prints every WQE written and every header write to
+ * stderr before the doorbell that may act on it, to find the one that
+ * broke the kernel.
  *
  * Known kernel defects are kept out of the random phase (the WQEs that
  * would hit them are rewritten into harmless ones) unless --allow-known;
- * --only-known runs one of them alone, as a minimal reproducer.
+ * --only-known runs one single-WQE case alone, as a minimal reproducer
+ * (--only-known list names them).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* mremap */
@@ -69,7 +72,7 @@ static double now(void)
 
 /* --- randomness ----------------------------------------------------------- */
 
-static uint64_t rng_state;
+static __thread uint64_t rng_state;	/* the racer has its own */
 
 static uint64_t rnd64(void)
 {
@@ -384,12 +387,17 @@ static int qp_connect(struct fqp *q)
 {
 	if (!q->qp || (q->kind == P_WIRE && wire_off))
 		return -1;
+	double t;
+
 	qp_state(q, IBV_QPS_RESET);
 	if (qp_init(q))
 		return -1;
+	t = now();
 	if (qp_rtr(q)) {
-		if (q->kind == P_WIRE && !wire_off) {
-			printf("# RTR to nobody's GID failed: no wire QPs\n");
+		/* a failure that took long was the MAC's resolution */
+		if (q->kind == P_WIRE && !wire_off && now() - t > 0.5) {
+			printf("# RTR to nobody's GID failed after %.1f s: no "
+			       "wire QPs\n", now() - t);
 			wire_off = 1;
 		}
 		return -1;
@@ -1327,8 +1335,8 @@ static int known_one(enum ibv_qp_type type, enum peer_kind kind,
 	q->ia = (struct ibv_qp_init_attr){
 		.qp_type = type, .send_cq = cqs[0].cq, .recv_cq = cqs[0].cq,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = kind == P_WIRE ? 32 : 1,
-			 .max_recv_sge = 1, .max_inline_data = 64 },
+			 .max_send_sge = 32, .max_recv_sge = 32,
+			 .max_inline_data = 64 },
 	};
 	q->qp = ibv_create_qp(pd, &q->ia);
 	if (!q->qp)
@@ -1406,18 +1414,26 @@ static void craft_ud_write_imm(struct vhca_swqe *w, struct fqp *q)
  */
 static unsigned int big_sges = 32;	/* --sges: fewer for a smaller SEND */
 
-static void craft_wire_2g(struct vhca_swqe *w, struct fqp *q)
+static struct ibv_mr *big_mr(void)
 {
 	static struct ibv_mr *big;
 	size_t len = 64 << 20;
 	void *p;
-	int i;
 
 	if (!big) {
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		big = p == MAP_FAILED ? NULL : ibv_reg_mr(pd, p, len, full);
 	}
+	return big;
+}
+
+static void craft_wire_2g(struct vhca_swqe *w, struct fqp *q)
+{
+	struct ibv_mr *big = big_mr();
+	size_t len = 64 << 20;
+	int i;
+
 	printf("# a 64 MiB MR: %s; QP max_send_sge %u\n", big ? "yes" : "no",
 	       q->v->max_send_sge);
 	w->wr_id = 3;
@@ -1430,6 +1446,27 @@ static void craft_wire_2g(struct vhca_swqe *w, struct fqp *q)
 		w->sge[i].length = (uint32_t)len;
 		w->sge[i].lkey = big->lkey;
 	}
+}
+
+/*
+ * The same 2 GiB SEND on an RC QP connected to itself, into a receive WQE
+ * of 32 SGEs over the same MR: a 2 GiB copy in the doorbell.
+ */
+static void craft_self_2g(struct vhca_swqe *w, struct fqp *q)
+{
+	struct vhca_uring *r = &q->v->rq;
+	struct vhca_rwqe *rw = vhca_uring_slot(r, r->idx);
+	unsigned int i, n;
+
+	craft_wire_2g(w, q);
+	n = q->v->max_recv_sge < big_sges ? q->v->max_recv_sge : big_sges;
+	rw->wr_id = 4;
+	rw->num_sge = n;
+	for (i = 0; i < n; i++)
+		rw->sge[i] = w->sge[i];
+	r->idx++;
+	__atomic_store_n(&r->hdr->producer, r->idx, __ATOMIC_RELEASE);
+	printf("# a receive WQE of %u SGEs of 64 MiB posted\n", n);
 }
 
 static const struct known {
@@ -1449,6 +1486,8 @@ static const struct known {
 	  "a 2 GiB SEND (32 SGEs of 64 MiB) on a UC QP to the wire" },
 	{ "rc-wire-2g", IBV_QPT_RC, P_WIRE, craft_wire_2g,
 	  "a 2 GiB SEND (32 SGEs of 64 MiB) on an RC QP to the wire" },
+	{ "rc-self-2g", IBV_QPT_RC, P_SELF, craft_self_2g,
+	  "a 2 GiB SEND on an RC QP connected to itself (a 2 GiB copy)" },
 };
 
 static int run_known(const char *name)
@@ -1595,6 +1634,73 @@ static void pingpong(void)
 	free(b);
 }
 
+/*
+ * The racer: a second thread that rings doorbells, changes QP states,
+ * scribbles on ring headers, arms and polls, on the same objects as the
+ * main thread, so that the kernel sees them from two CPUs at once.  It
+ * holds world_lock for reading; the main thread takes it for writing
+ * around whatever unmaps rings or destroys objects (resizes, re-creation,
+ * rebuilds).  Its choices come from seed + 1, but what it races with is
+ * timing: --no-racer for a run that replays exactly.
+ */
+static pthread_rwlock_t world_lock;
+static volatile int racer_stop;
+static unsigned long racer_ops;
+
+static void *racer(void *arg)
+{
+	uint64_t seed = *(uint64_t *)arg;
+	struct ibv_wc wc[4];
+
+	rng_state = seed ? seed : 1;
+	while (!racer_stop) {
+		struct fqp *q;
+		int r = rnd(100);
+
+		pthread_rwlock_rdlock(&world_lock);
+		q = &qps[rnd(nqp)];
+		if (!q->qp) {
+			pthread_rwlock_unlock(&world_lock);
+			continue;
+		}
+		racer_ops++;
+		if (r < 35) {
+			doorbell(q);
+		} else if (r < 45) {
+			struct ibv_qp_attr a = { .qp_state = chance(50) ?
+				IBV_QPS_ERR : IBV_QPS_RTS };
+
+			ibv_modify_qp(q->qp, &a, IBV_QP_STATE);
+		} else if (r < 50) {
+			qp_connect(q);
+		} else if (r < 60) {
+			struct vhca_uring *u = chance(50) || !q->v->rq.map ?
+					       &q->v->sq : &q->v->rq;
+			uint32_t *f = chance(50) ? &u->hdr->producer :
+				      &u->hdr->consumer;
+
+			__atomic_store_n(f, any_index(u->idx, u->log2_slots),
+					 __ATOMIC_RELEASE);
+			doorbell(q);
+		} else if (r < 75) {
+			struct fcq *c = &cqs[rnd(NCQ)];
+
+			if (c->cq) {
+				ibv_req_notify_cq(c->cq, chance(50));
+				ibv_poll_cq(c->cq, 4, wc);
+			}
+		} else if (r < 85) {
+			legit_recv(q);
+		} else if (r < 95) {
+			legit_send(q);
+		} else {
+			qp_failed(q);
+		}
+		pthread_rwlock_unlock(&world_lock);
+	}
+	return NULL;
+}
+
 /* A hang must end the run too, with a word about where it was. */
 static void on_alarm(int sig)
 {
@@ -1616,7 +1722,9 @@ int main(int argc, char **argv)
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	const char *known = NULL;
 	unsigned long iter = 0;
-	pthread_t evth;
+	pthread_t evth, racer_th;
+	uint64_t racer_seed;
+	int use_racer = 1;
 	int i, ok;
 
 	if (argc < 2) {
@@ -1637,6 +1745,8 @@ int main(int argc, char **argv)
 			big_sges = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--trace"))
 			trace = 1;
+		else if (!strcmp(argv[i], "--no-racer"))
+			use_racer = 0;
 		else if (!strcmp(argv[i], "--allow-known"))
 			allow_known = 1;
 		else {
@@ -1649,8 +1759,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGALRM, on_alarm);
 	alarm(known ? 600 : (unsigned int)tmax + 120);
-	printf("# ringfuzz seed %" PRIu64 " count %lu time %.0f%s\n", seed, count,
-	       tmax, allow_known ? " allow-known" : "");
+	printf("# ringfuzz seed %" PRIu64 " count %lu time %.0f%s%s\n", seed,
+	       count, tmax, allow_known ? " allow-known" : "",
+	       use_racer ? "" : " no-racer");
 	rng_state = seed ? seed : 1;
 
 	ctx = open_dev(argv[1]);
@@ -1687,6 +1798,16 @@ int main(int argc, char **argv)
 
 	t0 = now();
 	build_world();
+	if (use_racer) {
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&world_lock, &ra);
+		racer_seed = seed + 1;
+		use_racer = !pthread_create(&racer_th, NULL, racer, &racer_seed);
+	}
 	for (i = 0, ok = 0; i < NQP; i++)
 		ok += qps[i].qp != NULL;
 	check(ok == NQP, "a world of %d CQs, %d SRQs, %d QPs (RC, UC, UD; pairs, "
@@ -1703,10 +1824,12 @@ int main(int argc, char **argv)
 			if (trace)
 				fprintf(stderr, "rebuild\n");
 			tc = now();
+			pthread_rwlock_wrlock(&world_lock);
 			teardown_world();
 			if (chance(50))
 				churn_mr();
 			build_world();
+			pthread_rwlock_unlock(&world_lock);
 			tcat[11] += now() - tc;
 			world_start = st.wqes;
 			st.rebuilds++;
@@ -1714,8 +1837,10 @@ int main(int argc, char **argv)
 		}
 		if (!q->qp) {
 			if (chance(10)) {
+				pthread_rwlock_wrlock(&world_lock);
 				make_qp((int)(q - qps));
 				qp_connect(q);
+				pthread_rwlock_unlock(&world_lock);
 			}
 			continue;
 		}
@@ -1730,16 +1855,21 @@ int main(int argc, char **argv)
 			fuzz_header();
 		else if (r < 860)
 			poll_cqs();
-		else if (r < 880)
-			fuzz_cq();
-		else if (r < 890)
-			fuzz_srq();
+		else if (r < 890) {
+			/* resizes unmap rings the racer may be using */
+			pthread_rwlock_wrlock(&world_lock);
+			r < 880 ? fuzz_cq() : fuzz_srq();
+			pthread_rwlock_unlock(&world_lock);
+		}
 		else if (r < 910 || (r < 930 && qp_failed(q)))
 			fuzz_state(q);
 		else if (r < 930)
 			doorbell(q);
-		else if (r < 935)
+		else if (r < 935) {
+			pthread_rwlock_wrlock(&world_lock);
 			recreate_qp(q);
+			pthread_rwlock_unlock(&world_lock);
+		}
 		else if (r < 955)
 			legit_send(q);
 		else if (r < 960)
@@ -1749,6 +1879,11 @@ int main(int argc, char **argv)
 		tcat[r < 540 ? 0 : r < 640 ? 1 : r < 680 ? 2 : r < 740 ? 3 :
 		     r < 860 ? 4 : r < 880 ? 5 : r < 890 ? 6 : r < 930 ? 7 :
 		     r < 935 ? 8 : r < 960 ? 9 : 10] += now() - tc;
+	}
+	if (use_racer) {
+		racer_stop = 1;
+		pthread_join(racer_th, NULL);
+		printf("# the racer: %lu operations\n", racer_ops);
 	}
 	el = now() - t0;
 	printf("# seconds in: send %.1f, recv %.1f, legit recv %.1f, headers %.1f, "
