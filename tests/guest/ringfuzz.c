@@ -1490,9 +1490,105 @@ static const struct known {
 	  "a 2 GiB SEND on an RC QP connected to itself (a 2 GiB copy)" },
 };
 
+/*
+ * RESIZE_CQ from two threads at once on one CQ, past the provider's lock
+ * (which serialises its own callers): uverbs holds the CQ only for
+ * reading, and vhca_resize_cq() reads cq->ring for its response after it
+ * has dropped cq->lock.  Each response must describe one ring: its
+ * mmap_size must be what its log2_slots make, and its key must map.
+ */
+struct resize_arg {
+	struct ibv_cq *cq;
+	int sizes[2];
+	unsigned long calls, ok, mismatched, unmappable;
+};
+
+struct resize_resp {
+	struct ib_uverbs_resize_cq_resp core;
+	struct vhca_create_cq_resp drv;
+};
+
+static volatile int resize_stop;
+
+static void *resize_thread(void *arg)
+{
+	struct resize_arg *a = arg;
+	long page = sysconf(_SC_PAGESIZE);
+
+	while (!resize_stop) {
+		struct vhca_cmd_resize_cq cmd;
+		struct resize_resp resp = {};
+		size_t want;
+		void *p;
+
+		if (ibv_cmd_resize_cq(a->cq, a->sizes[a->calls++ & 1], &cmd,
+				      sizeof(cmd), &resp.core, sizeof(resp)))
+			continue;
+		a->ok++;
+		want = VHCA_RING_HDR_SIZE +
+		       ((size_t)VHCA_CQE_STRIDE << resp.drv.log2_slots);
+		want = (want + page - 1) & ~(size_t)(page - 1);
+		if (resp.drv.mmap_size != want) {
+			a->mismatched++;
+			if (a->mismatched <= 3)
+				printf("# a response of %u slots says mmap_size %u "
+				       "(%zu expected), key %#llx\n",
+				       1U << resp.drv.log2_slots,
+				       resp.drv.mmap_size, want,
+				       (unsigned long long)resp.drv.mmap_key);
+		}
+		p = mmap(NULL, resp.drv.mmap_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, ctx->cmd_fd, (off_t)resp.drv.mmap_key);
+		if (p == MAP_FAILED)
+			a->unmappable++;
+		else
+			munmap(p, resp.drv.mmap_size);
+	}
+	return NULL;
+}
+
+static int cq_resize_race(void)
+{
+	struct resize_arg a[2] = { { .sizes = { 64, 128 } },
+				   { .sizes = { 4096, 8192 } } };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	pthread_t th[2];
+	int i;
+
+	if (!cq)
+		return -1;
+	a[0].cq = a[1].cq = cq;
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, resize_thread, &a[i]);
+	sleep(20);
+	resize_stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < 2; i++)
+		printf("# thread %d: %lu resizes, %lu done, %lu responses whose "
+		       "size is another ring's, %lu keys that did not map\n", i,
+		       a[i].calls, a[i].ok, a[i].mismatched, a[i].unmappable);
+	/*
+	 * A key that no longer maps is fair: the other thread's resize may
+	 * have replaced that ring already.  A size that is not the ring's
+	 * whose slot count the same response gives is not.
+	 */
+	check(!a[0].mismatched && !a[1].mismatched,
+	      "cq-resize-race: every resize's response describes one ring");
+	/* the provider's mapping is the first ring's: stale, but mapped */
+	return ibv_destroy_cq(cq);
+}
+
 static int run_known(const char *name)
 {
 	size_t i;
+
+	if (!strcmp(name, "list"))
+		printf("cq-resize-race: RESIZE_CQ from two threads at once\n");
+	if (!strcmp(name, "cq-resize-race")) {
+		check(cq_resize_race() == 0, "cq-resize-race: the CQ is destroyed");
+		return 0;
+	}
 
 	for (i = 0; i < sizeof(knowns) / sizeof(knowns[0]); i++) {
 		if (!strcmp(name, "list")) {
