@@ -13,7 +13,7 @@
  * ping-pong through fresh QPs, data compared byte for byte.  Prints TAP.
  *
  * Usage: ringfuzz DEVICE [--seed N] [--count WQES] [--time SECONDS]
- *			  [--trace] [--allow-known] [--no-racer]
+ *			  [--trace] [--allow-known] [--no-racer] [--far DEV GID]
  *	  ringfuzz DEVICE --only-known CASE [--sges N]	(CASE: list, or a name)
  *
  * --count: WQEs written in all (default 100000); --time: a cap on the fuzz
@@ -32,6 +32,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* mremap */
 #endif
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -297,11 +298,39 @@ static void make_qp(int i)
 }
 
 /* A link-local GID nobody on eth0's own link has: RC and UC to the wire. */
+/*
+ * --far DEV GID: the wire QPs go to GID instead: an address of vhca device
+ * DEV's netdev (a veth's other end) that is not in DEV's GID table (it is
+ * full), so that no device of this host claims it and the wire QPs' packets
+ * really leave on one netdev and arrive on the other, where DEV's QPs (one
+ * RC, one UC) answer them as a peer on another host would.
+ */
+static struct {
+	const char *name;
+	union ibv_gid gid;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	unsigned char *buf;
+	struct fqp qp[2];	/* RC, UC */
+	unsigned long cqes, ok;
+} far;
+
 static union ibv_gid nobody_gid(void)
 {
 	union ibv_gid g = { .raw = { 0xfe, 0x80, [8] = 0x50, 0x54, 0x00, 0xff,
 				     0xfe, 0x00, 0xbe, 0xef } };
-	return g;
+
+	return far.name ? far.gid : g;
+}
+
+/* The QPN the wire QP of @type sends to: DEV's first QPs are 2 and 3. */
+static uint32_t far_qpn(enum ibv_qp_type type)
+{
+	int i = type == IBV_QPT_RC ? 0 : 1;
+
+	return far.qp[i].qp ? far.qp[i].qp->qp_num : 2 + (uint32_t)i;
 }
 
 /* RESET -> INIT -> RTR -> RTS, each step's errors ignored (returned). */
@@ -326,6 +355,8 @@ static int qp_rtr(struct fqp *q)
 		return ibv_modify_qp(q->qp, &a, mask);
 	if (q->kind == P_PAIR && qps[q->peer].qp)
 		dest = qps[q->peer].qp->qp_num;
+	if (q->kind == P_WIRE && far.name)
+		dest = far_qpn(q->type);
 	if (deterministic)
 		;
 	else if (chance(5) && qps[rnd(nqp)].qp)
@@ -793,6 +824,22 @@ static void gen_swqe(struct fqp *q, struct vhca_swqe *w, size_t stride)
 	} else {
 		for (i = 0; i < sizeof(w->raw); i++)
 			w->raw[i] = (uint8_t)rnd(256);
+	}
+	/* a wire QP's peer is DEV: its MR, mostly */
+	if (q->kind == P_WIRE && far.mr && q->type != IBV_QPT_UD && chance(70)) {
+		struct fmr fm = { .mr = far.mr, .addr = (uintptr_t)far.buf,
+				  .len = BUFSZ };
+
+		if (w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+		    w->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) {
+			w->atomic.remote_addr = chance(70) ?
+				fm.addr + (rnd(BUFSZ / 8) << 3) : any_addr(&fm, 8);
+			w->atomic.rkey = chance(80) ? far.mr->rkey : any_key();
+		} else {
+			rlen = any_len(&fm);
+			w->rdma.remote_addr = any_addr(&fm, rlen);
+			w->rdma.rkey = chance(80) ? far.mr->rkey : any_key();
+		}
 	}
 	if (w->opcode == VHCA_WR_REG_MR && chance(50)) {
 		w->reg.iova = any_addr(m, 4096);
@@ -1300,6 +1347,119 @@ static int qp_failed(struct fqp *q)
 	       (a.qp_state == IBV_QPS_ERR || a.qp_state == IBV_QPS_SQE);
 }
 
+/* DEV's QP of @i's type, connected back to our wire QP of that type. */
+static void far_connect(int i)
+{
+	struct fqp *f = &far.qp[i], *w = NULL;
+	int j;
+
+	for (j = 0; j < nqp; j++)
+		if (qps[j].kind == P_WIRE && qps[j].type == f->type)
+			w = &qps[j];
+	if (!f->qp || !w || !w->qp)
+		return;
+	qp_state(f, IBV_QPS_RESET);
+	/* qp_connect_fixed's AV is our own GID: the wire QPs' netdev's */
+	if (qp_connect_fixed(f, w->qp->qp_num) && trace)
+		fprintf(stderr, "far qp %d: connect failed\n", i);
+}
+
+static void far_connect_all(void)
+{
+	if (far.ctx) {
+		far_connect(0);
+		far_connect(1);
+	}
+}
+
+static int far_setup(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 256, .max_send_sge = 4,
+			 .max_recv_sge = 4, .max_inline_data = 64 },
+	};
+	int i, tries;
+
+	for (tries = 0; tries < 50 && !far.ctx; tries++) {
+		far.ctx = open_dev(far.name);
+		if (!far.ctx)
+			usleep(100000);
+	}
+	if (!far.ctx)
+		return -1;
+	far.buf = malloc(BUFSZ);
+	far.pd = ibv_alloc_pd(far.ctx);
+	far.cq = far.pd ? ibv_create_cq(far.ctx, 4096, NULL, NULL, 0) : NULL;
+	far.mr = far.cq && far.buf ? ibv_reg_mr(far.pd, far.buf, BUFSZ, full) : NULL;
+	if (!far.mr)
+		return -1;
+	ia.send_cq = ia.recv_cq = far.cq;
+	for (i = 0; i < 2; i++) {
+		struct fqp *f = &far.qp[i];
+
+		f->type = ia.qp_type = i ? IBV_QPT_UC : IBV_QPT_RC;
+		f->kind = P_WIRE;
+		f->srq = -1;
+		f->access = full & ~IBV_ACCESS_LOCAL_WRITE;
+		f->qp = ibv_create_qp(far.pd, &ia);
+		if (!f->qp)
+			return -1;
+		f->v = vqp(f->qp);
+	}
+	printf("# far: %s's RC QP %#x and UC QP %#x answer the wire QPs\n",
+	       far.name, far.qp[0].qp->qp_num, far.qp[1].qp->qp_num);
+	far_connect_all();
+	/* and the wire QPs again, in case DEV's QPNs were not 2 and 3 */
+	for (i = 0; i < nqp; i++)
+		if (qps[i].kind == P_WIRE)
+			qp_connect(&qps[i]);
+	return 0;
+}
+
+/* Keep DEV's QPs supplied with receives and its CQ drained. */
+static void far_service(void)
+{
+	struct ibv_sge sge = { .length = 4096, .lkey = far.mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc[32];
+	int i, n;
+
+	for (i = 0; i < 2; i++) {
+		sge.addr = (uintptr_t)far.buf + rnd(BUFSZ - 4096);
+		ibv_post_recv(far.qp[i].qp, &wr, &bad);
+		ibv_post_recv(far.qp[i].qp, &wr, &bad);
+	}
+	n = ibv_poll_cq(far.cq, 32, wc);
+	for (i = 0; i < n; i++) {
+		far.cqes++;
+		far.ok += wc[i].status == IBV_WC_SUCCESS;
+	}
+	/* an error moved DEV's QP: connect it again */
+	if (chance(5)) {
+		for (i = 0; i < 2; i++)
+			if (qp_failed(&far.qp[i]))
+				far_connect(i);
+	}
+}
+
+static void far_teardown(void)
+{
+	int i;
+
+	if (!far.ctx)
+		return;
+	for (i = 0; i < 2; i++)
+		if (far.qp[i].qp)
+			ibv_destroy_qp(far.qp[i].qp);
+	if (far.mr)
+		ibv_dereg_mr(far.mr);
+	if (far.cq)
+		ibv_destroy_cq(far.cq);
+	if (far.pd)
+		ibv_dealloc_pd(far.pd);
+	ibv_close_device(far.ctx);
+}
+
 /* Destroy a QP with whatever it has outstanding, and make it again. */
 static void recreate_qp(struct fqp *q)
 {
@@ -1311,6 +1471,8 @@ static void recreate_qp(struct fqp *q)
 	qp_connect(q);
 	if (q->kind == P_PAIR)
 		qp_connect(&qps[q->peer]);
+	if (q->kind == P_WIRE)
+		far_connect_all();
 }
 
 /* --- the known defects, one each ---------------------------------------------- */
@@ -1841,7 +2003,13 @@ int main(int argc, char **argv)
 			big_sges = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--trace"))
 			trace = 1;
-		else if (!strcmp(argv[i], "--no-racer"))
+		else if (!strcmp(argv[i], "--far") && i + 2 < argc) {
+			far.name = argv[++i];
+			if (inet_pton(AF_INET6, argv[++i], far.gid.raw) != 1) {
+				fprintf(stderr, "ringfuzz: bad GID %s\n", argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--no-racer"))
 			use_racer = 0;
 		else if (!strcmp(argv[i], "--allow-known"))
 			allow_known = 1;
@@ -1894,6 +2062,13 @@ int main(int argc, char **argv)
 
 	t0 = now();
 	build_world();
+	if (far.name) {
+		ok = !far_setup();
+		check(ok, "far: %s's RC and UC QPs connected to the wire QPs",
+		      far.name);
+		if (!ok)
+			return tap_done();
+	}
 	if (use_racer) {
 		pthread_rwlockattr_t ra;
 
@@ -1909,7 +2084,9 @@ int main(int argc, char **argv)
 	check(ok == NQP, "a world of %d CQs, %d SRQs, %d QPs (RC, UC, UD; pairs, "
 	      "loopback, wire, on SRQs): %d made", NCQ, NSRQ, NQP, ok);
 	while (count_left(count)) {
-		struct fqp *q = &qps[rnd(nqp)];
+		/* with a far peer, the wire QPs get half of the turns */
+		struct fqp *q = &qps[far.ctx && chance(50) ? 10 + rnd(2) :
+				     rnd(nqp)];
 		int r = rnd(1000);
 
 		if (!(++iter & 63)) {
@@ -1925,6 +2102,7 @@ int main(int argc, char **argv)
 			if (chance(50))
 				churn_mr();
 			build_world();
+			far_connect_all();
 			pthread_rwlock_unlock(&world_lock);
 			tcat[11] += now() - tc;
 			world_start = st.wqes;
@@ -1940,6 +2118,8 @@ int main(int argc, char **argv)
 			}
 			continue;
 		}
+		if (far.ctx && chance(10))
+			far_service();
 		tc = now();
 		if (r < 540)
 			fuzz_send(q);
@@ -2004,7 +2184,13 @@ int main(int argc, char **argv)
 	check(1, "fuzzed %lu WQEs (seed %" PRIu64 ")%s", st.wqes, seed,
 	      st.wqes < count ? " before the time cap" : "");
 	usleep(200000);	/* let queued work and RNR timers run */
+	if (far.ctx) {
+		far_service();
+		printf("# far: %lu completions on %s, %lu successful\n", far.cqes,
+		       far.name, far.ok);
+	}
 	check(teardown_world() == 0, "every fuzzed QP, SRQ and CQ destroyed");
+	far_teardown();
 	for (i = 0, ok = 1; i < NMR; i++)
 		if (mrs[i].mr && ibv_dereg_mr(mrs[i].mr))
 			ok = 0;
