@@ -17,7 +17,7 @@
  *	  ringfuzz DEVICE --only-known CASE [--sges N]	(CASE: list, or a name)
  *
  * --count: WQEs written in all (default 100000); --time: a cap on the fuzz
- * phase (default 150 s).  The same seed replays the same operations of the
+ * phase (default 120 s).  The same seed replays the same operations of the
  * main thread; a second thread (the racer, seeded with seed + 1) works on
  * the same objects at the same time, so a run replays exactly only with
  * --no-racer.  --trace prints every WQE written and every header write to
@@ -1976,7 +1976,7 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
 	unsigned long count = 100000, per_world = 5000, world_start = 0;
-	double tmax = 150, t0, el, tc, tcat[12] = { 0 };
+	double tmax = 120, t0, el, tc, tcat[12] = { 0 };
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	const char *known = NULL;
 	unsigned long iter = 0;
@@ -2120,6 +2120,12 @@ int main(int argc, char **argv)
 		}
 		if (far.ctx && chance(10))
 			far_service();
+		/* a wire QP in error is worth bringing back: it has a peer */
+		if (far.ctx && q->kind == P_WIRE && q->qp && chance(10) &&
+		    qp_failed(q)) {
+			qp_connect(q);
+			far_connect_all();
+		}
 		tc = now();
 		if (r < 540)
 			fuzz_send(q);
