@@ -56,6 +56,11 @@ $(B)/tests/%: tests/guest/%.c tests/guest/testlib.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lrdmacm -libverbs
 
+# the ring fuzzer reaches the provider's ring mappings (userspace/provider.h)
+$(B)/tests/ringfuzz: tests/guest/ringfuzz.c tests/guest/testlib.h $(PROV_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -Iuapi -Iuserspace -o $@ $< -libverbs
+
 $(B)/tests/%: tests/host/%.c uapi/vhca-abi.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Wpedantic -Iuapi -o $@ $<

@@ -79,6 +79,7 @@ tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
 tap guest-kulp tools/guest.sh 'bash tests/guest/kulp.sh'
 tap guest-iser tools/guest.sh 'bash tests/guest/iser.sh'
 tap guest-pyverbs tools/guest.sh 'bash tests/guest/pyverbs.sh'
+tap guest-fuzz-rings tools/guest.sh 'bash tests/guest/fuzz-rings.sh'
 tap guest-twohost tools/guest.sh --timeout 1500 \
 	--peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
