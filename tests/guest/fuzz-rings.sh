@@ -10,8 +10,8 @@
 #
 #   bash tests/guest/fuzz-rings.sh [RINGFUZZ ARGS...]
 #
-# With no arguments: --count $RINGFUZZ_COUNT (100000), and --seed
-# $RINGFUZZ_SEED if set.  Arguments go to ringfuzz as they are, e.g.
+# With no arguments: --count $RINGFUZZ_COUNT (100000), --allow-known, and
+# --seed $RINGFUZZ_SEED if set.  Arguments go to ringfuzz as they are, e.g.
 # --only-known read-inline for one known kernel defect alone, or
 # --seed N --count M --trace to replay a run.  RINGFUZZ_TRACE=N keeps the
 # last N lines of the trace (stderr) in the log; RINGFUZZ_TRACE=all keeps
@@ -37,7 +37,9 @@ check "a neighbour entry for nobody's GID" \
 dev=vhca0
 args=("$@")
 if [ $# = 0 ]; then
-	args=(--count "${RINGFUZZ_COUNT:-100000}")
+	# the defects --only-known reproduces are fixed: the random phase
+	# is let at them too
+	args=(--count "${RINGFUZZ_COUNT:-100000}" --allow-known)
 	[ -z "${RINGFUZZ_SEED:-}" ] || args+=(--seed "$RINGFUZZ_SEED")
 fi
 
@@ -100,6 +102,17 @@ if [ -n "${RINGFUZZ_FAR:-}" ]; then
 	check "rdma link del vhca1 and vhca2" \
 		bash -c 'timeout 30 rdma link del vhca1 && timeout 30 rdma link del vhca2'
 	ip link del veth0
+fi
+
+# The fixed defects' reproducers, one each, on the same device.
+if [ $# = 0 ] && [ -z "${RINGFUZZ_FAR:-}" ]; then
+	for k in read-inline ud-write ud-write-imm cq-resize-race; do
+		timeout 120 build/tests/ringfuzz vhca0 --only-known $k \
+			>/tmp/known.tap 2>&1
+		rc=$?
+		tap_import "known $k" </tmp/known.tap
+		check_eq "known $k: exit status" "$rc" 0
+	done
 fi
 
 check "rdma link del vhca0 after the fuzzer" timeout 30 rdma link del vhca0
