@@ -265,6 +265,80 @@ static void fast_reg(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, find(f, key + 1, &f->pd, 0, iova, 16), mr);
 }
 
+/* One WQE of @opcode and @flags through vhca_wqe_check() on a @type QP. */
+static int wqe_check(enum ib_qp_type type, bool user, u8 opcode, u8 flags)
+{
+	/* only ever compared with NULL: the type is uverbs' own */
+	static u64 uobj;
+	struct vhca_qp qp = {
+		.ibqp = { .qp_type = type,
+			  .uobject = user ? (void *)&uobj : NULL },
+	};
+	struct vhca_swqe w = { .opcode = opcode, .flags = flags };
+
+	return vhca_wqe_check(&qp, &w);
+}
+
+static void wqe_opcodes(struct kunit *test)
+{
+	const int bad = IB_WC_LOC_QP_OP_ERR;
+	unsigned int op;
+
+	/* what each QP type has */
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_RDMA_READ, 0), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UC, true, IB_UVERBS_WR_RDMA_READ, 0), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UD, true, IB_UVERBS_WR_RDMA_READ, 0), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UC, true, IB_UVERBS_WR_RDMA_WRITE, 0), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UD, true, IB_UVERBS_WR_RDMA_WRITE, 0), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_GSI, false,
+					IB_UVERBS_WR_RDMA_WRITE_WITH_IMM, 0), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UD, true, IB_UVERBS_WR_SEND_WITH_IMM, 0), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UC, true,
+					IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD, 0), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UC, true, IB_UVERBS_WR_SEND_WITH_INV, 0),
+			bad);
+	/* inline data only where the SGEs are what is sent */
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_SEND,
+					VHCA_SWQE_F_INLINE), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_RDMA_WRITE,
+					VHCA_SWQE_F_INLINE), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_RDMA_READ,
+					VHCA_SWQE_F_INLINE), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true,
+					IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
+					VHCA_SWQE_F_INLINE), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_LOCAL_INV,
+					VHCA_SWQE_F_INLINE), bad);
+	/* fast registration is the kernel's */
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, false, VHCA_WR_REG_MR, 0), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, VHCA_WR_REG_MR, 0), bad);
+	/* every opcode vhca has not, on every type */
+	for (op = 0; op < 256; op++) {
+		if (vhca_wr_op(op))
+			continue;
+		KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, false, op, 0), bad);
+		KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UD, true, op, 0), bad);
+	}
+	KUNIT_EXPECT_NULL(test, vhca_wr_op(IB_UVERBS_WR_BIND_MW));
+	KUNIT_EXPECT_NULL(test, vhca_wr_op(IB_UVERBS_WR_TSO));
+	KUNIT_EXPECT_NULL(test, vhca_wr_op(0xff));
+}
+
+/* A READ batch holds an MR: invalidation waits; a late batch backs off. */
+static void mr_readers(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+
+	f->mr.type = VHCA_MR_FAST;
+	KUNIT_EXPECT_TRUE(test, vhca_mr_read_begin(&f->mr, f->key));
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 1);
+	vhca_mr_read_end(&f->mr);
+	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->pd, f->key));
+	/* found before the key went, begun after: nothing is read */
+	KUNIT_EXPECT_FALSE(test, vhca_mr_read_begin(&f->mr, f->key));
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
+}
+
 static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(mr_keys),
 	KUNIT_CASE(mr_access),
@@ -273,6 +347,8 @@ static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(pop_recv),
 	KUNIT_CASE(pop_recv_corrupt),
 	KUNIT_CASE(fast_reg),
+	KUNIT_CASE(wqe_opcodes),
+	KUNIT_CASE(mr_readers),
 	{}
 };
 
