@@ -141,6 +141,7 @@ class Wire:
         self.sent = 0
         self.bytes = 0
         self.dropped = 0
+        self.toolong = 0
         self.dump = False
         self.mute = False
 
@@ -201,6 +202,9 @@ class Wire:
                 self.sock.send(frame)
                 break
             except OSError as e:        # ENOBUFS: the qdisc is full
+                if e.errno == 90:       # EMSGSIZE: longer than the MTU
+                    self.toolong += 1
+                    return False
                 if e.errno not in (105, 11):
                     raise
                 self.dropped += 1
@@ -246,7 +250,11 @@ class Sniffer:
         self.peer = socket.inet_aton(peer)
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                                   socket.htons(ETH_P_ALL))
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
+        try:    # past net.core.rmem_max: root may
+            self.sock.setsockopt(socket.SOL_SOCKET, 33, 1 << 25)
+        except OSError:             # SO_RCVBUFFORCE
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF,
+                                 1 << 25)
         self.sock.bind((dev, 0))
         self.sock.setblocking(False)
         self.qps = {}
@@ -695,10 +703,10 @@ class Fuzzer:
         q = self.target("UD")
         op = self.r.choice([0x64, 0x65])
         n = ext_len(op)
-        pl = self.r.choice([0, 1, 40, MTU, MTU + 1, 2048 - 64,
-                            self.maxlen() - n])
-        pl = min(pl, self.maxlen() - n)
         src = self.spoof_src() if self.r.random() < 0.3 else None
+        room = self.maxlen(src is not None and len(src) == 16) - n
+        pl = self.r.choice([0, 1, 40, MTU, MTU + 1, 2048 - 64, room])
+        pl = min(pl, room)
         return self.emit(op, q, self.r.randrange(1 << 24),
                          self.ext_bytes(op, q, n) + self.payload(pl),
                          src=src, pad=(-pl) & 3, ackreq=False)
@@ -834,6 +842,11 @@ class Fuzzer:
         return i, time.time() - t0
 
 
+def rx_bytes(dev):
+    with open("/sys/class/net/%s/statistics/rx_bytes" % dev) as f:
+        return int(f.read())
+
+
 def find_mac(dev):
     with open("/sys/class/net/%s/address" % dev) as f:
         return mac_bytes(f.read().strip())
@@ -894,8 +907,11 @@ def cmd_fuzz(args):
     n, dt = fz.run(args.count, args.time, args.skip)
     print("pktfuzz: seed %d: %d packets generated, %d sent (%d bytes) in "
           "%.1f s: %.0f pkt/s; %d send retries" %
-          (seed, n, wire.sent - min(args.skip, n), wire.bytes, dt,
+          (seed, n, wire.sent, wire.bytes, dt,
            n / dt if dt else 0, wire.dropped))
+    if wire.toolong:
+        print("pktfuzz: %d frames were longer than %s takes" %
+              (wire.toolong, args.dev))
     print("pktfuzz: by category: " + ", ".join(
         "%s %d" % kv for kv in sorted(fz.counts.items())))
     for q in sorted(sniff.qps.values(), key=lambda q: q.qpn):
@@ -924,6 +940,8 @@ def cmd_inject(args):
                      s.last_req[0].kind == kind and
                      s.last_req[1] in (SEND_LAST, SEND_ONLY, SEND_LAST_IMM,
                                        SEND_ONLY_IMM)):
+            if sent:
+                break           # the messages have ended
             continue
         q, o, psn = sniff.last_req
         seen += 1
@@ -968,6 +986,7 @@ def cmd_readflood(args):
           "from PSN 0x%06x down" % (q, args.count, ln, npkts, base))
     t0 = time.time()
     b0 = wire.bytes
+    rx0 = rx_bytes(args.dev)
     for i in range(args.count):
         psn = (base - i * npkts) & PSN_MASK
         ranges.append(psn)
@@ -983,8 +1002,11 @@ def cmd_readflood(args):
         if got[1] != last:
             last, idle = got[1], time.time()
         time.sleep(0.01)
+    rx = rx_bytes(args.dev) - rx0
     if args.stop_pid:
         os.kill(args.stop_pid, signal.SIGCONT)
+    print("pktfuzz: readflood: %s received %d bytes meanwhile: %.0fx what "
+          "it sent" % (args.dev, rx, rx / sent if sent else 0))
     full = args.count * (npkts * (14 + 20 + 8 + 12 + MTU + 4) + 8 + 8)
     print("pktfuzz: readflood: sent %d READ requests, %d bytes; the victim "
           "answered with %d READ response packets, %d bytes, in %.1f s: "
