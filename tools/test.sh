@@ -81,6 +81,7 @@ tap guest-pyverbs tools/guest.sh 'bash tests/guest/pyverbs.sh'
 tap guest-twohost tools/guest.sh --timeout 1500 \
 	--peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
+tap guest-fuzz-wire tools/guest.sh --timeout 900 --peer 'bash tests/guest/fuzz-wire.sh' 'bash tests/guest/fuzz-wire.sh'
 
 rm -rf "$logs"
 echo "$passed passed, $failed failed"
