@@ -25,7 +25,10 @@
 #    into a's UC, then RC, ping-pong QP, each right after one of b's
 #    messages: a must not deliver them.  A control sends the same from
 #    b's own address, which a must deliver (so the check can see one).
-# 3. Duplicate READ requests far behind the PSN window for the 64 KiB
+#    Then a's RC requester, whose packets a filter keeps from leaving a,
+#    gets forged READ responses (MIDDLE) for PSNs ahead of its own: its
+#    SEND must still fail with RETRY_EXC_ERR, not complete.
+# 3. Duplicate READ requests far behind the PSN window for the 1 MiB
 #    buffer of an idle ib_read_bw server: what a sends back per byte
 #    sent is printed (amplification).
 # 4. A fresh RC ping-pong, data checked, after all that.
@@ -127,10 +130,13 @@ qpn_of() {
 bad='Oops|BUG:|WARNING:|Kernel panic|general protection|KASAN|UBSAN|Call Trace|blocked for more than'
 
 if [ "$VHCA_GUEST" = a ]; then
+	# what any run of the fuzz draws; more counters are printed
 	ctr="rcvd_bad_icrc rcvd_bad_header rcvd_unsupported_opcode rcvd_no_qp
-		rcvd_unexpected rcvd_duplicate_requests sent_seq_naks rcvd_cnps"
+		rcvd_unexpected"
+	more="rcvd_duplicate_requests sent_seq_naks rcvd_cnps rcvd_no_recv_wqe
+		retrans_pkts send_dropped"
 	declare -A before
-	for c in $ctr rcvd_pkts sent_pkts; do before[$c]=$(stat "$c"); done
+	for c in $ctr $more rcvd_pkts sent_pkts; do before[$c]=$(stat "$c"); done
 	PPN=${FUZZ_PP_ITERS:-3000}
 	D=${FUZZ_PT_SECONDS:-150}
 	T=600 pp ibv_rc_pingpong 18515 "$PPN" >/tmp/rc.log 2>&1 &
@@ -168,9 +174,9 @@ if [ "$VHCA_GUEST" = a ]; then
 		echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' /tmp/$f.log)"
 	done
 	for f in rc uc; do
-		echo "# $f: $(grep 'iters in' /tmp/$f.log)"
+		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data' /tmp/$f.log)"
 	done
-	for c in rcvd_pkts sent_pkts; do
+	for c in $more rcvd_pkts sent_pkts; do
 		echo "# $c: ${before[$c]} -> $(stat $c)"
 	done
 	for c in $ctr; do
@@ -196,10 +202,25 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: control: the same UC SEND from b's own address is delivered" \
 		delivered /tmp/control.log
 
+	# 2b. a's RC requester, whose packets never leave a (a filter drops
+	# them), gets forged READ responses from b for PSNs ahead of its own
+	heard go-lost
+	modprobe -a sch_prio cls_u32 act_gact
+	tc qdisc add dev eth1 root handle 1: prio &&
+		tc filter add dev eth1 parent 1: protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 4791 0xffff \
+			action drop
+	T=30 client pp ibv_rc_pingpong 18535 10 10.76.1.2 >/tmp/lost.log 2>&1
+	r=$?
+	tc qdisc del dev eth1 root
+	check "guest a: lost-send: a SEND that never left fails with RETRY_EXC_ERR, forged READ responses ahead of its PSN notwithstanding" \
+		bash -c "tail -n 5 /tmp/lost.log; echo exit status $r;
+			grep -q 'Failed status.*(12)' /tmp/lost.log"
+
 	# 3. the READ flood's server: b stops its client and floods
 	heard go-flood
 	sent0=$(stat sent_pkts) drop0=$(stat send_dropped)
-	pt ib_read_bw 18540 30 >/tmp/flood.log 2>&1
+	pt ib_read_bw 18540 30 -s 1048576 >/tmp/flood.log 2>&1
 	echo "# READ flood: vhca0 sent $(($(stat sent_pkts) - sent0)) packets, send_dropped grew by $(($(stat send_dropped) - drop0))"
 
 	# 4. a clean ping-pong after it all
@@ -248,7 +269,7 @@ else
 		intact /tmp/uc.log $r
 	wait
 	for f in rc uc; do
-		echo "# $f: $(grep 'iters in' /tmp/$f.log)"
+		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data' /tmp/$f.log)"
 	done
 	for f in ud wruc rd rds; do
 		echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' /tmp/$f.log)"
@@ -275,12 +296,27 @@ else
 		tail -n 3 /tmp/$4.log | sed 's/^/#   /'
 	done
 
+	# 2b. forged READ responses (MIDDLE) for a's requester, whose
+	# packets do not reach b; b's server waits in vain
+	T=45 pp ibv_rc_pingpong 18535 10 >/tmp/lost.log 2>&1 &
+	spid=$!
+	python3 tests/guest/pktfuzz.py blast --victim $A --peer 10.76.1.2 \
+		--src 10.76.1.2 --qpn 2,3,4,5,6,7,8,9 --op 0x0e --time 40 \
+		>/tmp/blast.log 2>&1 &
+	bpid=$!
+	sleep 3
+	check "guest b: tell a the forged READ responses are on their way" \
+		tell $A go-lost
+	wait $bpid
+	sed 's/^/#   /' /tmp/blast.log
+	wait $spid
+
 	# 3. duplicate READs for an idle QP
 	tell $A go-flood
-	client pt ib_read_bw 18540 30 $A >/tmp/flood-client.log 2>&1 &
+	client pt ib_read_bw 18540 30 -s 1048576 $A >/tmp/flood-client.log 2>&1 &
 	wait_for 120 pgrep -x ib_read_bw
 	python3 tests/guest/pktfuzz.py readflood --victim $A --peer 10.76.1.2 \
-		--count 200 --stop-pid "$(pgrep -x ib_read_bw | head -n 1)" \
+		--count 50 --stop-pid "$(pgrep -x ib_read_bw | head -n 1)" \
 		--time 40 >/tmp/flood.log 2>&1
 	r=$?
 	sed 's/^/#   /' /tmp/flood.log
