@@ -141,6 +141,9 @@ class Wire:
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         self.sock.bind((dev, 0))
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
+        # PACKET_QDISC_BYPASS: the fuzz does not fill the qdisc that the
+        # genuine peer's packets wait in (a full driver ring drops ours)
+        self.sock.setsockopt(263, 20, 1)
         self.cache = {}
         self.sent = 0
         self.bytes = 0
@@ -439,6 +442,8 @@ class Fuzzer:
         r = self.r
         va, rkey, ln = (q.reth or q.wreth or
                         (r.randrange(1 << 48), r.randrange(1 << 32), 65536))
+        if r.random() < 0.9:
+            ln = min(ln, r.choice([0, 1, 8, MTU]))   # a READ of 1 packet
         c = r.randrange(8)
         if c == 0:
             va = r.choice([0, (1 << 64) - 1, (1 << 64) - 4096, va + ln,
@@ -689,6 +694,8 @@ class Fuzzer:
         psn = (base - self.r.choice([1, 2, 64, 1000, 0x10000, 0x7FFFFF])) \
             & PSN_MASK
         va, rkey, ln = q.reth or (0, 0, 0)
+        if self.r.random() < 0.9:
+            ln = min(ln, MTU)       # the flood of long READs is readflood's
         if self.r.random() < 0.3:
             reth = self.reth(q)
         else:
