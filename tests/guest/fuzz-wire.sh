@@ -9,7 +9,7 @@
 #   tools/guest.sh --timeout 900 --peer 'bash tests/guest/fuzz-wire.sh' \
 #	'bash tests/guest/fuzz-wire.sh'
 #
-# FUZZ_COUNT (100000), FUZZ_TIME (240 s, the fuzz's cap) and FUZZ_SEED
+# FUZZ_COUNT (100000), FUZZ_TIME (300 s, the fuzz's cap) and FUZZ_SEED
 # (random; pktfuzz prints it) tune the fuzz.
 #
 # 1. While data-checked RC and UC ping-pongs (ibv_*_pingpong -c) run
@@ -44,7 +44,7 @@ b) me=2 peer=1 ;;
 esac
 A=10.76.1.1
 COUNT=${FUZZ_COUNT:-100000}
-FTIME=${FUZZ_TIME:-240}
+FTIME=${FUZZ_TIME:-300}
 SEED=${FUZZ_SEED:+--seed $FUZZ_SEED}
 
 ip link set eth1 up
@@ -141,7 +141,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	declare -A before
 	for c in $ctr $more rcvd_pkts sent_pkts; do before[$c]=$(stat "$c"); done
 	PPN=${FUZZ_PP_ITERS:-1000}
-	D=${FUZZ_PT_SECONDS:-150}
+	D=${FUZZ_PT_SECONDS:-60}
 	T=300 pp ibv_rc_pingpong 18515 "$PPN" >/tmp/rc.log 2>&1 &
 	rc_pid=$!
 	T=300 pp ibv_uc_pingpong 18516 "$PPN" >/tmp/uc.log 2>&1 &
@@ -241,7 +241,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	dmesg | grep -E -m1 -A40 "$bad" | sed 's/^/#   /'
 else
 	PPN=${FUZZ_PP_ITERS:-1000}
-	D=${FUZZ_PT_SECONDS:-150}
+	D=${FUZZ_PT_SECONDS:-60}
 	T=300 client pp ibv_rc_pingpong 18515 "$PPN" $A >/tmp/rc.log 2>&1 &
 	rc_pid=$!
 	T=300 client pp ibv_uc_pingpong 18516 "$PPN" $A >/tmp/uc.log 2>&1 &
