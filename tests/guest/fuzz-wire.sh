@@ -90,6 +90,29 @@ pt() {
 	timeout $((d + 100)) stdbuf -oL "$prog" -d vhca0 -x "$(v4gid vhca0)" -m 1024 \
 		-p "$port" -D "$d" -F "$@"
 }
+# rp [-s | -c]: rping (RDMA CM, RC) of 10000-byte buffers, PPN rounds,
+# server on a; the client checks every byte of each round (-V: "data
+# mismatch!").  RDMA CM's timeouts ride out a stalled guest, where
+# ibv_rc_pingpong's 67 ms (8 tries in 0.5 s) failed with RETRY_EXC_ERR
+# before the fuzz had begun.
+rp() {
+	timeout "${T:-300}" stdbuf -oL rping "$1" -a $A -p 18515 -C "$PPN" \
+		-S 10000 -V
+}
+# rp_client: rp -c until its server is up (120 s)
+rp_client() {
+	local end=$((SECONDS + 120)) out rc
+	while :; do
+		out=$(rp -c 2>&1)
+		rc=$?
+		if ! grep -q "REJECTED\|UNREACHABLE\|connect error" <<<"$out" ||
+		   [ $SECONDS -ge $end ]; then
+			printf '%s\n' "$out"
+			return $rc
+		fi
+		sleep 0.5
+	done
+}
 # client CMD...: CMD (a client) until it met its server (its output says
 # "remote address"), 120 s in all; its status then
 client() {
@@ -116,14 +139,28 @@ intact() {
 		{ [ "$2" = 0 ] || grep -q "Failed status" "$1" ||
 		  { [ "$2" = 124 ] && [ "$3" = uc ]; }; }
 }
+# rp_intact LOG RC: rping's data was intact, or it ended with a defined
+# completion error ("cq completion failed status")
+rp_intact() {
+	tail -n 8 "$1"
+	echo "exit status $2"
+	! grep -q "data mismatch" "$1" &&
+		{ [ "$2" = 0 ] || grep -q "completion failed status" "$1"; }
+}
 # clean LOG RC: it ran to the end, its data intact
 clean() {
 	tail -n 8 "$1"
 	echo "exit status $2"
 	[ "$2" = 0 ] && ! grep -q "invalid data" "$1"
 }
-# delivered LOG: a foreign message reached the ping-pong's buffer
-delivered() { tail -n 8 "$1"; grep -q "invalid data" "$1"; }
+# delivered LOG RC: a foreign message reached the ping-pong: its buffer
+# ("invalid data"), or its count of messages, which leaves it waiting for
+# one more until its timeout (what clean fails on, the other way round)
+delivered() {
+	tail -n 8 "$1"
+	echo "exit status $2"
+	grep -q "invalid data" "$1" || [ "$2" != 0 ]
+}
 qpn_of() {
 	rdma res show qp link vhca0/1 | awk -v comm="$1" '
 		$0 ~ "comm " comm "( |$)" && / state RTS/ {
@@ -142,7 +179,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	for c in $ctr $more rcvd_pkts sent_pkts; do before[$c]=$(stat "$c"); done
 	PPN=${FUZZ_PP_ITERS:-1000}
 	D=${FUZZ_PT_SECONDS:-60}
-	T=300 pp ibv_rc_pingpong 18515 "$PPN" >/tmp/rc.log 2>&1 &
+	T=300 rp -s >/tmp/rc.log 2>&1 &
 	rc_pid=$!
 	T=300 pp ibv_uc_pingpong 18516 "$PPN" >/tmp/uc.log 2>&1 &
 	uc_pid=$!
@@ -154,20 +191,20 @@ if [ "$VHCA_GUEST" = a ]; then
 	# a's own requester, for b's forged responses
 	client pt ib_read_bw 18521 "$D" 10.76.1.2 \
 		>/tmp/rdc.log 2>&1 &
-	check "guest a: the data-checked RC and UC ping-pongs are connected" \
+	check "guest a: the data-checked RC (rping) and UC ping-pongs are connected" \
 		wait_for 150 bash -c "[ -n \"\$(rdma res show qp link vhca0/1 |
 			grep 'comm ibv_uc_pingpong' | grep RTS)\" ] &&
 			[ -n \"\$(rdma res show qp link vhca0/1 |
-			grep 'comm ibv_rc_pingpong' | grep RTS)\" ]"
+			grep 'comm rping' | grep RTS)\" ]"
 	rdma res show qp link vhca0/1 | sed 's/^/#   /'
-	protect="$(qpn_of ibv_rc_pingpong),$(qpn_of ibv_uc_pingpong)"
+	protect="$(qpn_of rping),$(qpn_of ibv_uc_pingpong)"
 	echo "# protected (data-checked) QPNs: $protect"
 	check "guest a: tell b which QPs are data-checked" tell 10.76.1.2 "$protect"
 	check "guest a: b says the fuzz is over" heard fuzz-done
 	wait $rc_pid
 	r=$?
-	check "guest a: RC ping-pong server under the fuzz: data intact or a completion error" \
-		intact /tmp/rc.log $r
+	check "guest a: RC rping server under the fuzz: data intact or a completion error" \
+		rp_intact /tmp/rc.log $r
 	wait $uc_pid
 	r=$?
 	check "guest a: UC ping-pong server under the fuzz: data intact, a completion error or a lost message" \
@@ -177,7 +214,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' /tmp/$f.log)"
 	done
 	for f in rc uc; do
-		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data' /tmp/$f.log)"
+		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data\|mismatch\|failed status\|DISCONNECT' /tmp/$f.log)"
 	done
 	for c in $more rcvd_pkts sent_pkts; do
 		echo "# $c: ${before[$c]} -> $(stat $c)"
@@ -191,7 +228,7 @@ if [ "$VHCA_GUEST" = a ]; then
 
 	# 2. spoofing: the UC server must see none of the 0xee messages.
 	# Each step starts when b says it is ready for it.
-	T=90
+	T=60
 	for x in "uc 18530 spoof-uc" "rc 18531 spoof-rc" "uc 18532 control"; do
 		set -- $x
 		heard "go-$3"
@@ -203,22 +240,28 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: spoof-rc: an RC SEND from a spoofed source (10.76.1.99) at the expected PSN is not delivered" \
 		clean /tmp/spoof-rc.log "$(cat /tmp/spoof-rc.rc)"
 	check "guest a: control: the same UC SEND from b's own address is delivered" \
-		delivered /tmp/control.log
+		delivered /tmp/control.log "$(cat /tmp/control.rc)"
 
 	# 2b. a's RC requester, whose packets never leave a (a filter drops
 	# them), gets forged READ responses from b for PSNs ahead of its own
-	heard go-lost
+	# (first with none: the control)
 	modprobe -a sch_prio cls_u32 act_gact
-	tc qdisc add dev eth1 root handle 1: prio &&
-		tc filter add dev eth1 parent 1: protocol ip prio 1 u32 \
-			match ip protocol 17 0xff match ip dport 4791 0xffff \
-			action drop
-	T=30 client pp ibv_rc_pingpong 18535 10 10.76.1.2 >/tmp/lost.log 2>&1
-	r=$?
-	tc qdisc del dev eth1 root
-	check "guest a: lost-send: a SEND that never left fails with RETRY_EXC_ERR, forged READ responses ahead of its PSN notwithstanding" \
-		bash -c "tail -n 5 /tmp/lost.log; echo exit status $r;
-			grep -q 'Failed status.*(12)' /tmp/lost.log"
+	for x in "18536 lost-send-control: a SEND that never left fails with RETRY_EXC_ERR" \
+		 "18535 lost-send: a SEND that never left fails with RETRY_EXC_ERR, forged READ responses ahead of its PSN notwithstanding"; do
+		heard "go-${x%% *}"
+		tc qdisc add dev eth1 root handle 1: prio &&
+			tc filter add dev eth1 parent 1: protocol ip prio 1 \
+				u32 match ip protocol 17 0xff \
+				match ip dport 4791 0xffff action drop
+		T=30 client pp ibv_rc_pingpong "${x%% *}" 10 10.76.1.2 \
+			>/tmp/lost.log 2>&1
+		r=$?
+		tc qdisc del dev eth1 root
+		check "guest a: ${x#* }" \
+			bash -c "tail -n 5 /tmp/lost.log; echo exit status $r;
+				grep -q 'Failed status.*(12)' /tmp/lost.log"
+		tell 10.76.1.2 "done-${x%% *}"
+	done
 
 	# 3. the READ flood's server: b stops its client and floods
 	heard go-flood
@@ -242,7 +285,7 @@ if [ "$VHCA_GUEST" = a ]; then
 else
 	PPN=${FUZZ_PP_ITERS:-1000}
 	D=${FUZZ_PT_SECONDS:-60}
-	T=300 client pp ibv_rc_pingpong 18515 "$PPN" $A >/tmp/rc.log 2>&1 &
+	T=300 rp_client >/tmp/rc.log 2>&1 &
 	rc_pid=$!
 	T=300 client pp ibv_uc_pingpong 18516 "$PPN" $A >/tmp/uc.log 2>&1 &
 	uc_pid=$!
@@ -264,15 +307,15 @@ else
 	check_eq "guest b: pktfuzz sent its packets (at least 100000)" "$r" 0
 	wait $rc_pid
 	r=$?
-	check "guest b: RC ping-pong client under the fuzz: data intact or a completion error" \
-		intact /tmp/rc.log $r
+	check "guest b: RC rping client under the fuzz (every byte checked): data intact or a completion error" \
+		rp_intact /tmp/rc.log $r
 	wait $uc_pid
 	r=$?
 	check "guest b: UC ping-pong client under the fuzz: data intact, a completion error or a lost message" \
 		intact /tmp/uc.log $r uc
 	wait
 	for f in rc uc; do
-		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data' /tmp/$f.log)"
+		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data\|mismatch\|failed status\|DISCONNECT' /tmp/$f.log)"
 	done
 	for f in ud wruc rd rds; do
 		echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' /tmp/$f.log)"
@@ -300,7 +343,14 @@ else
 	done
 
 	# 2b. forged READ responses (MIDDLE) for a's requester, whose
-	# packets do not reach b; b's server waits in vain
+	# packets do not reach b; b's server waits in vain.  First without
+	# them (the control).
+	T=40 pp ibv_rc_pingpong 18536 10 >/tmp/lost0.log 2>&1 &
+	spid=$!
+	sleep 2
+	check "guest b: tell a to send into the filter" tell $A go-18536
+	check "guest b: a says its control is over" heard done-18536
+	kill $spid 2>/dev/null
 	T=45 pp ibv_rc_pingpong 18535 10 >/tmp/lost.log 2>&1 &
 	spid=$!
 	python3 tests/guest/pktfuzz.py blast --victim $A --peer 10.76.1.2 \
@@ -309,10 +359,11 @@ else
 	bpid=$!
 	sleep 3
 	check "guest b: tell a the forged READ responses are on their way" \
-		tell $A go-lost
+		tell $A go-18535
+	check "guest b: a says it is over" heard done-18535
 	wait $bpid
 	sed 's/^/#   /' /tmp/blast.log
-	wait $spid
+	kill $spid 2>/dev/null
 
 	# 3. duplicate READs for an idle QP
 	tell $A go-flood
