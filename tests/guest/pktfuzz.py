@@ -8,7 +8,7 @@ this host's NIC to a victim's UDP port 4791 (tests/guest/fuzz-wire.sh).
     pktfuzz.py inject --dev eth1 --victim IP --peer IP --kind uc|rc
                --src IP [--count N]
     pktfuzz.py readflood --dev eth1 --victim IP --peer IP [--count N]
-               [--stop-pid PID]
+               [--stop-pid PID | --stop-comm NAME]
 
 Frames go out through an AF_PACKET socket, Ethernet header and all, so any
 IP source can be written (spoofing) and no route is asked.  The same kind
@@ -39,8 +39,9 @@ message's last packet with the PSN the victim expects next.  Delivered,
 the data-checking ping-pong there prints "invalid data".
 
 readflood: learns an RC QP whose peer READs from it (RETH: va, rkey,
-length), SIGSTOPs --stop-pid (the local READ client) so the QP is idle,
-sends --count duplicate READ requests far behind the expected PSN, counts
+length), SIGSTOPs the local READ client (--stop-pid, or the newest
+process named --stop-comm) so that the QP is idle, sends --count
+duplicate READ requests far behind the expected PSN, counts
 the READ response bytes the victim sends for them, and prints the
 amplification (victim bytes per fuzz byte).  SIGCONT at the end.
 
@@ -411,10 +412,13 @@ class Fuzzer:
 
     def safe_psn(self, q, op, psn, wellformed):
         """Keep a protected QP's window clear of well-formed packets.
-        Returns the PSN to use, or None to retarget."""
+        Returns the PSN to use, or None to retarget.  The PSNs learned
+        lag the wire by up to a poll (256 packets of the fuzz), so
+        "ahead" keeps a margin of 0x10000 from them."""
         if not q.protected or not wellformed:
             return psn
         o = op & 0x1F
+        r = self.r
         if q.kind == "UC":
             return None                 # any PSN starts a UC message
         if o in RESP_OPS:
@@ -422,18 +426,27 @@ class Fuzzer:
             if base is None:
                 return None
             d = ((psn - base + 0x800000) & PSN_MASK) - 0x800000
-            if abs(d) < 0x10000:
-                psn = (base + self.r.choice([0x100000, -0x100000,
-                                             0x7FFFFF, 0x400000])) & PSN_MASK
+            if o == ACK:
+                ok = d <= -0x10000 or d >= 0x10000     # ahead: not sent
+            else:
+                # a READ response or atomic ACK ahead completes the
+                # requester's WQEs (lost-send's defect): behind only
+                ok = d <= -0x10000
+            if not ok:
+                psn = (base - 0x10000 - r.randrange(0x100000)) & PSN_MASK
             return psn
         base = q.resp_psn
         if base is None:
             return None
         d = ((psn - base + 0x800000) & PSN_MASK) - 0x800000
-        if d == 0:
-            psn = (base + self.r.choice([1, -1, 2, -2, 0x100000, -0x100000])) \
-                & PSN_MASK
-        if o in (CMP_SWAP, FETCH_ADD) and d < 0 and d > -64:
+        if 0 <= d < 0x10000:
+            if r.random() < 0.5:
+                psn = base - 1 - r.randrange(0x1000)        # a duplicate
+            else:
+                psn = base + 0x10000 + r.randrange(0x100000)
+            psn &= PSN_MASK
+            d = ((psn - base + 0x800000) & PSN_MASK) - 0x800000
+        if o in (CMP_SWAP, FETCH_ADD) and -64 < d < 0:
             psn = (base - 0x1000) & PSN_MASK     # clear of kept results
         return psn
 
@@ -853,6 +866,20 @@ class Fuzzer:
         return i, time.time() - t0
 
 
+def pid_of(comm):
+    """The newest process whose name is @comm, or None."""
+    best = None
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/comm" % d) as f:
+                    if f.read().strip() == comm:
+                        best = max(best or 0, int(d))
+            except OSError:
+                pass
+    return best
+
+
 def rx_bytes(dev):
     with open("/sys/class/net/%s/statistics/rx_bytes" % dev) as f:
         return int(f.read())
@@ -976,6 +1003,10 @@ def cmd_readflood(args):
         print("pktfuzz: readflood: no READ seen")
         return 1
     q = [q for q in sniff.qps.values() if q.reth][0]
+    if args.stop_comm:          # the READ client, now that it reads
+        args.stop_pid = pid_of(args.stop_comm)
+        print("pktfuzz: readflood: %s is PID %s" % (args.stop_comm,
+                                                    args.stop_pid))
     if args.stop_pid:
         os.kill(args.stop_pid, signal.SIGSTOP)
         learn(args, sniff, 2)               # what was in flight drains
@@ -1073,6 +1104,7 @@ def main():
     p.add_argument("--kind", default="uc")
     p.add_argument("--src", default="10.76.1.99")
     p.add_argument("--stop-pid", type=int)
+    p.add_argument("--stop-comm")
     p.add_argument("--qpn", default="2,3,4,5")
     p.add_argument("--op", default="0x0e")
     args = p.parse_args()
