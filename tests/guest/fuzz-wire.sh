@@ -12,26 +12,28 @@
 # FUZZ_COUNT (100000), FUZZ_TIME (300 s, the fuzz's cap) and FUZZ_SEED
 # (random; pktfuzz prints it) tune the fuzz.
 #
-# 1. While data-checked RC and UC ping-pongs (ibv_*_pingpong -c) run
-#    between a and b, with a UD ping-pong and perftest's WRITE (RC and UC)
-#    and READ servers on a and a READ client on a, b sends FUZZ_COUNT
-#    mutated packets at a, learning QPNs and PSNs from the wire.  a tells
-#    b which QPs are the data-checked ones: they get only what no
-#    responder may act on.  The ping-pongs must end with their data
-#    intact or with a completion error, never with "invalid data"
-#    (rdma-core 44's -c prints it and still exits 0), and a's drop
-#    counters (`rdma statistic`) must have grown.
+# 1. While a data-checked RC connection (rping -V, every byte compared)
+#    and UC ping-pong (ibv_uc_pingpong -c) run between a and b, with a UD
+#    ping-pong, perftest's UC WRITE and READ servers on a and a READ
+#    client on a, b sends FUZZ_COUNT mutated packets at a, learning QPNs
+#    and PSNs from the wire.  a tells b which QPs are the data-checked
+#    ones: they get only what no responder may act on.  These must end
+#    with their data intact or with a completion error, never with "data
+#    mismatch!" or "invalid data" (rdma-core 44's -c prints it and still
+#    exits 0), and a's drop counters (`rdma statistic`) must have grown.
+#    perftest's QPs take everything, in their windows too.
 # 2. Spoofing: SEND ONLYs from an address that is not b's (10.76.1.99)
 #    into a's UC, then RC, ping-pong QP, each right after one of b's
 #    messages: a must not deliver them.  A control sends the same from
 #    b's own address, which a must deliver (so the check can see one).
-#    Then a's RC requester, whose packets a filter keeps from leaving a,
-#    gets forged READ responses (MIDDLE) for PSNs ahead of its own: its
-#    SEND must still fail with RETRY_EXC_ERR, not complete.
+#    Then a's RC requester (ibv_rc_pingpong), whose packets a filter
+#    keeps from leaving a, must fail its SEND with RETRY_EXC_ERR: once
+#    alone (the control), once while b sends forged READ responses
+#    (MIDDLE) for PSNs ahead of a's, which must not complete it.
 # 3. Duplicate READ requests far behind the PSN window for the 1 MiB
 #    buffer of an idle ib_read_bw server: what a sends back per byte
 #    sent is printed (amplification).
-# 4. A fresh RC ping-pong, data checked, after all that.
+# 4. Fresh RC and UC ping-pongs, data checked, after all that.
 #
 # guest.sh fails the run (status 2) on an Oops, BUG or WARNING in either
 # guest's dmesg; a checks its own dmesg too, to say so in TAP.
@@ -368,10 +370,9 @@ else
 	# 3. duplicate READs for an idle QP
 	tell $A go-flood
 	client pt ib_read_bw 18540 30 -s 1048576 $A >/tmp/flood-client.log 2>&1 &
-	wait_for 120 pgrep -x ib_read_bw
+	# it stops the client (SIGSTOP) once it has seen it READ
 	python3 tests/guest/pktfuzz.py readflood --victim $A --peer 10.76.1.2 \
-		--count 50 --stop-pid "$(pgrep -x ib_read_bw | head -n 1)" \
-		--time 40 >/tmp/flood.log 2>&1
+		--count 50 --stop-comm ib_read_bw --time 40 >/tmp/flood.log 2>&1
 	r=$?
 	sed 's/^/#   /' /tmp/flood.log
 	check_eq "guest b: duplicate READ flood measured" "$r" 0
