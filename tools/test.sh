@@ -5,7 +5,8 @@
 # tests, KUnit under UML, the guest harness's self-test, the device tests in
 # a guest, two vhca devices on one host, the RDMA CM and kernel ULP
 # (kernel verbs, NVMe-oF, iSER) tests, rdma-core's pyverbs
-# suite, and the two-guest link test.  Ends with "N passed, N failed".
+# suite, the two-guest link test and a packet fuzzer from one guest at
+# the other.  Ends with "N passed, N failed".
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -83,6 +84,7 @@ tap guest-fuzz-rings tools/guest.sh 'bash tests/guest/fuzz-rings.sh'
 tap guest-twohost tools/guest.sh --timeout 1500 \
 	--peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
+tap guest-fuzz-wire tools/guest.sh --timeout 900 --peer 'bash tests/guest/fuzz-wire.sh' 'bash tests/guest/fuzz-wire.sh'
 
 rm -rf "$logs"
 echo "$passed passed, $failed failed"

@@ -1,0 +1,395 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Runs in both guests of a two-guest boot (VHCA_GUEST a or b), as
+# twohost.sh does: a is the victim, vhca0 on its eth1; b is its genuine
+# peer (vhca0 too) and the fuzzer (tests/guest/pktfuzz.py), which sends
+# its packets from b's eth1 through a packet socket.
+#
+#   tools/guest.sh --timeout 900 --peer 'bash tests/guest/fuzz-wire.sh' \
+#	'bash tests/guest/fuzz-wire.sh'
+#
+# FUZZ_COUNT (100000), FUZZ_TIME (300 s, the fuzz's cap) and FUZZ_SEED
+# (random; pktfuzz prints it) tune the fuzz.
+#
+# 1. While a data-checked RC connection (rping -V, every byte compared)
+#    and UC ping-pong (ibv_uc_pingpong -c) run between a and b, with a UD
+#    ping-pong, perftest's UC WRITE and READ servers on a and a READ
+#    client on a, b sends FUZZ_COUNT mutated packets at a, learning QPNs
+#    and PSNs from the wire.  a tells b which QPs are the data-checked
+#    ones: they get only what no responder may act on.  These must end
+#    with their data intact or with a completion error, never with "data
+#    mismatch!" or "invalid data" (rdma-core 44's -c prints it and still
+#    exits 0), and a's drop counters (`rdma statistic`) must have grown.
+#    perftest's QPs take everything, in their windows too.
+# 2. Spoofing: SEND ONLYs from an address that is not b's (10.76.1.99)
+#    into a's UC, then RC, ping-pong QP, each right after one of b's
+#    messages: a must not deliver them.  A control sends the same from
+#    b's own address, which a must deliver (so the check can see one).
+#    Then a's RC requester (ibv_rc_pingpong), whose packets a filter
+#    keeps from leaving a, must fail its SEND with RETRY_EXC_ERR: once
+#    alone (the control), once while b sends forged READ responses
+#    (MIDDLE) for PSNs ahead of a's, which must not complete it.
+# 3. Duplicate READ requests far behind the PSN window for the 1 MiB
+#    buffer of an idle ib_read_bw server: what a sends back per byte
+#    sent is printed (amplification).
+# 4. Fresh RC and UC ping-pongs, data checked, after all that.
+#
+# guest.sh fails the run (status 2) on an Oops, BUG or WARNING in either
+# guest's dmesg; a checks its own dmesg too, to say so in TAP.
+. tests/guest/lib.sh
+
+case ${VHCA_GUEST:-} in
+a) me=1 peer=2 ;;
+b) me=2 peer=1 ;;
+*) echo "VHCA_GUEST must be a or b"; exit 2 ;;
+esac
+A=10.76.1.1
+COUNT=${FUZZ_COUNT:-100000}
+FTIME=${FUZZ_TIME:-300}
+SEED=${FUZZ_SEED:+--seed $FUZZ_SEED}
+
+ip link set eth1 up
+ip addr add 10.76.1.$me/24 dev eth1
+check "guest $VHCA_GUEST: eth1 has carrier" \
+	wait_for 10 grep -q 1 /sys/class/net/eth1/carrier
+check "guest $VHCA_GUEST: rdma link add vhca0 on eth1" \
+	rdma link add vhca0 type vhca netdev eth1
+v4gid() {
+	grep -slx "0000:0000:0000:0000:0000:ffff:0a4c:010$me" \
+		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1 |
+		xargs -r basename
+}
+has_v4gid() { [ -n "$(v4gid "$1")" ]; }
+check "guest $VHCA_GUEST: its IPv4 address is a GID" wait_for 10 has_v4gid vhca0
+check "guest $VHCA_GUEST: the peer answers over the shared link" \
+	wait_for 90 ping -c 1 -W 1 10.76.1.$peer
+
+# stat NAME: a counter of vhca0 as `rdma statistic` shows it
+stat() {
+	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
+		grep -A1 -x "$1" | tail -n 1
+}
+# tell ADDR WORDS, hear: one guest says a step is over (with words) and
+# the other waits for it and prints them
+tell() { wait_for 120 bash -c "echo '$2' >/dev/tcp/$1/7000"; }
+hear() { timeout "${1:-900}" busybox nc -l -p 7000; }
+heard() { hear | grep -qx "$1"; }
+# pp PROG PORT ITERS [SERVER]: a data-checked ping-pong of 10000-byte
+# messages in 1024-byte packets, sleeping on completion events, for at
+# most T seconds (300)
+pp() {
+	local prog=$1 port=$2 n=$3
+	shift 3
+	timeout "${T:-300}" stdbuf -oL "$prog" -d vhca0 -g "$(v4gid vhca0)" -p "$port" -n "$n" -s 10000 \
+		-m 1024 -c -e "$@"
+}
+# pt PROG PORT SECONDS [ARGS] [SERVER]: perftest for SECONDS (+100 at
+# most)
+pt() {
+	local prog=$1 port=$2 d=$3
+	shift 3
+	timeout $((d + 100)) stdbuf -oL "$prog" -d vhca0 -x "$(v4gid vhca0)" -m 1024 \
+		-p "$port" -D "$d" -F "$@"
+}
+# rp [-s | -c]: rping (RDMA CM, RC) of 10000-byte buffers, PPN rounds,
+# server on a; the client checks every byte of each round (-V: "data
+# mismatch!").  RDMA CM's timeouts ride out a stalled guest, where
+# ibv_rc_pingpong's 67 ms (8 tries in 0.5 s) failed with RETRY_EXC_ERR
+# before the fuzz had begun.
+rp() {
+	timeout "${T:-300}" stdbuf -oL rping "$1" -a $A -p 18515 -C "$PPN" \
+		-S 10000 -V
+}
+# rp_client: rp -c until its server is up (120 s)
+rp_client() {
+	local end=$((SECONDS + 120)) out rc
+	while :; do
+		out=$(rp -c 2>&1)
+		rc=$?
+		if ! grep -q "REJECTED\|UNREACHABLE\|connect error" <<<"$out" ||
+		   [ $SECONDS -ge $end ]; then
+			printf '%s\n' "$out"
+			return $rc
+		fi
+		sleep 0.5
+	done
+}
+# client CMD...: CMD (a client) until it met its server (its output says
+# "remote address"), 120 s in all; its status then
+client() {
+	local end=$((SECONDS + 120)) out rc
+	while :; do
+		out=$("$@" 2>&1)
+		rc=$?
+		if grep -q "remote address" <<<"$out"; then
+			printf '%s\n' "$out"
+			return $rc
+		fi
+		[ $SECONDS -lt $end ] || { printf '%s\n' "$out"; return 1; }
+		sleep 0.5
+	done
+}
+# intact LOG RC [uc]: a ping-pong ended with its data intact, or with a
+# defined completion error ("Failed status"), never with wrong data.  UC
+# resends nothing: a packet lost (a queue that overflowed) loses its
+# message, and the ping-pong waits for it until its timeout (124).
+intact() {
+	tail -n 8 "$1"
+	echo "exit status $2"
+	! grep -q "invalid data" "$1" &&
+		{ [ "$2" = 0 ] || grep -q "Failed status" "$1" ||
+		  { [ "$2" = 124 ] && [ "$3" = uc ]; }; }
+}
+# rp_intact LOG RC: rping's data was intact, or it ended with a defined
+# completion error ("cq completion failed status")
+rp_intact() {
+	tail -n 8 "$1"
+	echo "exit status $2"
+	! grep -q "data mismatch" "$1" &&
+		{ [ "$2" = 0 ] || grep -q "completion failed status" "$1"; }
+}
+# clean LOG RC: it ran to the end, its data intact
+clean() {
+	tail -n 8 "$1"
+	echo "exit status $2"
+	[ "$2" = 0 ] && ! grep -q "invalid data" "$1"
+}
+# delivered LOG RC: a foreign message reached the ping-pong: its buffer
+# ("invalid data"), or its count of messages, which leaves it waiting for
+# one more until its timeout (what clean fails on, the other way round)
+delivered() {
+	tail -n 8 "$1"
+	echo "exit status $2"
+	grep -q "invalid data" "$1" || [ "$2" != 0 ]
+}
+qpn_of() {
+	rdma res show qp link vhca0/1 | awk -v comm="$1" '
+		$0 ~ "comm " comm "( |$)" && / state RTS/ {
+			for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1)
+		}' | head -n 1
+}
+bad='Oops|BUG:|WARNING:|Kernel panic|general protection|KASAN|UBSAN|Call Trace|blocked for more than'
+
+if [ "$VHCA_GUEST" = a ]; then
+	# what any run of the fuzz draws; more counters are printed
+	ctr="rcvd_bad_icrc rcvd_bad_header rcvd_unsupported_opcode rcvd_no_qp
+		rcvd_unexpected"
+	more="rcvd_duplicate_requests sent_seq_naks rcvd_cnps rcvd_no_recv_wqe
+		retrans_pkts send_dropped"
+	declare -A before
+	for c in $ctr $more rcvd_pkts sent_pkts; do before[$c]=$(stat "$c"); done
+	PPN=${FUZZ_PP_ITERS:-1000}
+	D=${FUZZ_PT_SECONDS:-60}
+	T=300 rp -s >/tmp/rc.log 2>&1 &
+	rc_pid=$!
+	T=300 pp ibv_uc_pingpong 18516 "$PPN" >/tmp/uc.log 2>&1 &
+	uc_pid=$!
+	timeout "$D" ibv_ud_pingpong -d vhca0 -g "$(v4gid vhca0)" \
+		-p 18517 -n 100000 -e >/tmp/ud.log 2>&1 &
+	pt ib_write_bw 18519 "$D" -c UC \
+		>/tmp/wruc.log 2>&1 &
+	pt ib_read_bw 18520 "$D" >/tmp/rd.log 2>&1 &
+	# a's own requester, for b's forged responses
+	client pt ib_read_bw 18521 "$D" 10.76.1.2 \
+		>/tmp/rdc.log 2>&1 &
+	check "guest a: the data-checked RC (rping) and UC ping-pongs are connected" \
+		wait_for 150 bash -c "[ -n \"\$(rdma res show qp link vhca0/1 |
+			grep 'comm ibv_uc_pingpong' | grep RTS)\" ] &&
+			[ -n \"\$(rdma res show qp link vhca0/1 |
+			grep 'comm rping' | grep RTS)\" ]"
+	rdma res show qp link vhca0/1 | sed 's/^/#   /'
+	protect="$(qpn_of rping),$(qpn_of ibv_uc_pingpong)"
+	echo "# protected (data-checked) QPNs: $protect"
+	check "guest a: tell b which QPs are data-checked" tell 10.76.1.2 "$protect"
+	check "guest a: b says the fuzz is over" heard fuzz-done
+	wait $rc_pid
+	r=$?
+	check "guest a: RC rping server under the fuzz: data intact or a completion error" \
+		rp_intact /tmp/rc.log $r
+	wait $uc_pid
+	r=$?
+	check "guest a: UC ping-pong server under the fuzz: data intact, a completion error or a lost message" \
+		intact /tmp/uc.log $r uc
+	wait
+	for f in ud wruc rd rdc; do
+		echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' /tmp/$f.log)"
+	done
+	for f in rc uc; do
+		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data\|mismatch\|failed status\|DISCONNECT' /tmp/$f.log)"
+	done
+	for c in $more rcvd_pkts sent_pkts; do
+		echo "# $c: ${before[$c]} -> $(stat $c)"
+	done
+	for c in $ctr; do
+		now=$(stat "$c")
+		check "guest a: the fuzz's drops show in rdma statistic: $c grew (${before[$c]} -> $now)" \
+			test "$now" -gt "${before[$c]}"
+	done
+	rdma statistic show link vhca0/1 | tr -s ' ' | fold -w 160 | sed 's/^/#   /'
+
+	# 2. spoofing: the UC server must see none of the 0xee messages.
+	# Each step starts when b says it is ready for it.
+	T=60
+	for x in "uc 18530 spoof-uc" "rc 18531 spoof-rc" "uc 18532 control"; do
+		set -- $x
+		heard "go-$3"
+		pp "ibv_$1_pingpong" "$2" 1000 >"/tmp/$3.log" 2>&1
+		echo $? >"/tmp/$3.rc"
+	done
+	check "guest a: spoof-uc: a UC SEND from a spoofed source (10.76.1.99) is not delivered" \
+		clean /tmp/spoof-uc.log "$(cat /tmp/spoof-uc.rc)"
+	check "guest a: spoof-rc: an RC SEND from a spoofed source (10.76.1.99) at the expected PSN is not delivered" \
+		clean /tmp/spoof-rc.log "$(cat /tmp/spoof-rc.rc)"
+	check "guest a: control: the same UC SEND from b's own address is delivered" \
+		delivered /tmp/control.log "$(cat /tmp/control.rc)"
+
+	# 2b. a's RC requester, whose packets never leave a (a filter drops
+	# them), gets forged READ responses from b for PSNs ahead of its own
+	# (first with none: the control)
+	modprobe -a sch_prio cls_u32 act_gact
+	for x in "18536 lost-send-control: a SEND that never left fails with RETRY_EXC_ERR" \
+		 "18535 lost-send: a SEND that never left fails with RETRY_EXC_ERR, forged READ responses ahead of its PSN notwithstanding"; do
+		heard "go-${x%% *}"
+		tc qdisc add dev eth1 root handle 1: prio &&
+			tc filter add dev eth1 parent 1: protocol ip prio 1 \
+				u32 match ip protocol 17 0xff \
+				match ip dport 4791 0xffff action drop
+		T=30 client pp ibv_rc_pingpong "${x%% *}" 10 10.76.1.2 \
+			>/tmp/lost.log 2>&1
+		r=$?
+		tc qdisc del dev eth1 root
+		check "guest a: ${x#* }" \
+			bash -c "tail -n 5 /tmp/lost.log; echo exit status $r;
+				grep -q 'Failed status.*(12)' /tmp/lost.log"
+		tell 10.76.1.2 "done-${x%% *}"
+	done
+
+	# 3. the READ flood's server: b stops its client and floods
+	heard go-flood
+	sent0=$(stat sent_pkts) drop0=$(stat send_dropped)
+	pt ib_read_bw 18540 30 -s 1048576 >/tmp/flood.log 2>&1
+	echo "# READ flood: vhca0 sent $(($(stat sent_pkts) - sent0)) packets, send_dropped grew by $(($(stat send_dropped) - drop0))"
+
+	# 4. a clean ping-pong after it all
+	heard go-after
+	T=120
+	pp ibv_rc_pingpong 18550 100 >/tmp/after.log 2>&1
+	check "guest a: a fresh RC ping-pong after the fuzz (data checked)" \
+		clean /tmp/after.log $?
+	pp ibv_uc_pingpong 18551 100 >/tmp/after-uc.log 2>&1
+	check "guest a: a fresh UC ping-pong after the fuzz (data checked)" \
+		clean /tmp/after-uc.log $?
+	check "guest a: b reports done" heard all-done
+	check "guest a: no kernel report in dmesg" \
+		bash -c "! dmesg | grep -E '$bad'"
+	dmesg | grep -E -m1 -A40 "$bad" | sed 's/^/#   /'
+else
+	PPN=${FUZZ_PP_ITERS:-1000}
+	D=${FUZZ_PT_SECONDS:-60}
+	T=300 rp_client >/tmp/rc.log 2>&1 &
+	rc_pid=$!
+	T=300 client pp ibv_uc_pingpong 18516 "$PPN" $A >/tmp/uc.log 2>&1 &
+	uc_pid=$!
+	client timeout "$D" ibv_ud_pingpong -d vhca0 \
+		-g "$(v4gid vhca0)" -p 18517 -n 100000 -e $A >/tmp/ud.log 2>&1 &
+	client pt ib_write_bw 18519 "$D" -c UC $A \
+		>/tmp/wruc.log 2>&1 &
+	client pt ib_read_bw 18520 "$D" $A \
+		>/tmp/rd.log 2>&1 &
+	pt ib_read_bw 18521 "$D" >/tmp/rds.log 2>&1 &
+	protect=$(hear 300)
+	echo "# a's data-checked QPNs: $protect"
+	check "guest b: heard a's data-checked QPNs" test -n "$protect"
+	python3 tests/guest/pktfuzz.py fuzz --victim $A --peer 10.76.1.2 \
+		--protect "$protect" --count "$COUNT" --time "$FTIME" \
+		--min-count 100000 $SEED >/tmp/fuzz.log 2>&1
+	r=$?
+	sed 's/^/#   /' /tmp/fuzz.log
+	check_eq "guest b: pktfuzz sent its packets (at least 100000)" "$r" 0
+	wait $rc_pid
+	r=$?
+	check "guest b: RC rping client under the fuzz (every byte checked): data intact or a completion error" \
+		rp_intact /tmp/rc.log $r
+	wait $uc_pid
+	r=$?
+	check "guest b: UC ping-pong client under the fuzz: data intact, a completion error or a lost message" \
+		intact /tmp/uc.log $r uc
+	wait
+	for f in rc uc; do
+		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data\|mismatch\|failed status\|DISCONNECT' /tmp/$f.log)"
+	done
+	for f in ud wruc rd rds; do
+		echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' /tmp/$f.log)"
+	done
+	check "guest b: tell a the fuzz is done" tell $A fuzz-done
+
+	# 2. spoofing
+	T=60
+	for x in "uc 18530 10.76.1.99 spoof-uc" "rc 18531 10.76.1.99 spoof-rc" \
+		 "uc 18532 10.76.1.2 control"; do
+		set -- $x
+		tell $A "go-$4"
+		# it sniffs for the client's messages: started first
+		python3 tests/guest/pktfuzz.py inject --victim $A \
+			--peer 10.76.1.2 --kind "$1" --src "$3" --count 5 \
+			--time 60 >/tmp/$4-inject.log 2>&1 &
+		pid=$!
+		sleep 3
+		client pp "ibv_$1_pingpong" "$2" 1000 $A >/tmp/$4.log 2>&1
+		wait $pid
+		check "guest b: $4: pktfuzz inject $1 from $3" \
+			grep -q "inject: [1-9][0-9]* sent" /tmp/$4-inject.log
+		head -n 3 /tmp/$4-inject.log | sed 's/^/#   /'
+		tail -n 3 /tmp/$4.log | sed 's/^/#   /'
+	done
+
+	# 2b. forged READ responses (MIDDLE) for a's requester, whose
+	# packets do not reach b; b's server waits in vain.  First without
+	# them (the control).
+	T=40 pp ibv_rc_pingpong 18536 10 >/tmp/lost0.log 2>&1 &
+	spid=$!
+	sleep 2
+	check "guest b: tell a to send into the filter" tell $A go-18536
+	check "guest b: a says its control is over" heard done-18536
+	kill $spid 2>/dev/null
+	T=45 pp ibv_rc_pingpong 18535 10 >/tmp/lost.log 2>&1 &
+	spid=$!
+	python3 tests/guest/pktfuzz.py blast --victim $A --peer 10.76.1.2 \
+		--src 10.76.1.2 --qpn 2,3,4,5,6,7,8,9 --op 0x0e --time 40 \
+		>/tmp/blast.log 2>&1 &
+	bpid=$!
+	sleep 3
+	check "guest b: tell a the forged READ responses are on their way" \
+		tell $A go-18535
+	check "guest b: a says it is over" heard done-18535
+	wait $bpid
+	sed 's/^/#   /' /tmp/blast.log
+	kill $spid 2>/dev/null
+
+	# 3. duplicate READs for an idle QP
+	tell $A go-flood
+	client pt ib_read_bw 18540 30 -s 1048576 $A >/tmp/flood-client.log 2>&1 &
+	# it stops the client (SIGSTOP) once it has seen it READ
+	python3 tests/guest/pktfuzz.py readflood --victim $A --peer 10.76.1.2 \
+		--count 50 --stop-comm ib_read_bw --time 40 >/tmp/flood.log 2>&1
+	r=$?
+	sed 's/^/#   /' /tmp/flood.log
+	check_eq "guest b: duplicate READ flood measured" "$r" 0
+	wait
+
+	# 4. clean ping-pongs
+	tell $A go-after
+	T=120
+	client pp ibv_rc_pingpong 18550 100 $A >/tmp/after.log 2>&1
+	check "guest b: a fresh RC ping-pong after the fuzz (data checked)" \
+		clean /tmp/after.log $?
+	client pp ibv_uc_pingpong 18551 100 $A >/tmp/after-uc.log 2>&1
+	check "guest b: a fresh UC ping-pong after the fuzz (data checked)" \
+		clean /tmp/after-uc.log $?
+	check "guest b: tell a we are done" tell $A all-done
+	check "guest b: no kernel report in dmesg" \
+		bash -c "! dmesg | grep -E '$bad'"
+fi
+rdma link del vhca0 2>/dev/null
+tap_done
