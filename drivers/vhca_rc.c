@@ -592,8 +592,12 @@ static void vhca_rc_read_rest(struct vhca_qp *qp, u32 idx,
 	vhca_rc_read_req(qp, e, vhca_sq_fetch_at(qp, idx));
 }
 
-/* A READ response packet: placed into its READ, which need not be the oldest. */
-static void vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
+/*
+ * A READ response packet: placed into its READ, which need not be the
+ * oldest.  Returns false if its PSN is no READ's on the wire: then it is
+ * no response at all, and acknowledges nothing.
+ */
+static bool vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_rc_cb *cb = vhca_rc_cb(skb);
@@ -607,33 +611,33 @@ static void vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 
 	if (idx < 0) {
 		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
-		return;
+		return false;
 	}
 	e = &qp->req.fl[idx & VHCA_RC_FL_MASK];
 	if (!vhca_rc_is_read(e->opcode)) {
 		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
-		return;
+		return false;
 	}
 	d = vhca_psn_diff(cb->psn, e->psn + e->got);
 	if (d < 0)
-		return;	/* a duplicate: placed already */
+		return true;	/* a duplicate: placed already */
 	if (d > 0) {
 		if (e->asked != e->got)
 			vhca_rc_read_rest(qp, idx, e);
-		return;
+		return true;
 	}
 	off = e->got * mtu;
 	if (end ? off + cb->len != e->len || e->got != e->npkts - 1 :
 		  cb->len != mtu || e->got == e->npkts - 1) {
 		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
-		return;
+		return false;
 	}
 	if (cb->len && !vhca_rc_place(qp, idx, skb->data + cb->off, off,
 				      cb->len)) {
 		/* the process rewrote its READ's SGEs: it fails */
 		e->status = IB_WC_LOC_PROT_ERR;
 		e->got = e->npkts;
-		return;
+		return true;
 	}
 	e->got++;
 	/*
@@ -642,6 +646,7 @@ static void vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 	 */
 	if (idx == qp->sq_cons)
 		vhca_rc_progress(qp);
+	return true;
 }
 
 /*
@@ -660,13 +665,22 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	case VHCA_OP_READ_RESP_MIDDLE:
 	case VHCA_OP_READ_RESP_LAST:
 	case VHCA_OP_READ_RESP_ONLY:
-		vhca_rc_read_resp(qp, skb);
-		vhca_rc_advance(qp, cb->psn, false);
+		/*
+		 * A response acknowledges the requests before it, as an ACK
+		 * would: only one for a READ of ours may complete them.
+		 */
+		if (vhca_rc_read_resp(qp, skb))
+			vhca_rc_advance(qp, cb->psn, false);
 		return false;
 	case VHCA_OP_ATOMIC_ACK:
 		idx = vhca_rc_find(qp, cb->psn);
 		e = idx < 0 ? NULL : &qp->req.fl[idx & VHCA_RC_FL_MASK];
-		if (e && vhca_rc_is_atomic(e->opcode) && !e->got) {
+		if (!e || !vhca_rc_is_atomic(e->opcode)) {
+			vhca_count(to_vdev(qp->ibqp.device),
+				   VHCA_CNT_RCVD_UNEXPECTED);
+			return false;
+		}
+		if (!e->got) {
 			u8 orig[8];
 
 			/* the requester's memory order is the host's */
