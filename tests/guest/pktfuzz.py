@@ -43,7 +43,8 @@ length), SIGSTOPs the local READ client (--stop-pid, or the newest
 process named --stop-comm) so that the QP is idle, sends --count
 duplicate READ requests far behind the expected PSN, counts
 the READ response bytes the victim sends for them, and prints the
-amplification (victim bytes per fuzz byte).  SIGCONT at the end.
+amplification (victim bytes per fuzz byte), failing above --max-amp.
+SIGCONT at the end.
 
 blast: forged responses of opcode --op (a READ response MIDDLE by
 default) for QPNs --qpn at 16 PSNs spread over the PSN space, from --src,
@@ -1055,6 +1056,9 @@ def cmd_readflood(args):
           "amplification %.0fx (%.0fx if every READ were answered)" %
           (args.count, sent, got[0], got[1], time.time() - t0,
            got[1] / sent if sent else 0, full / sent if sent else 0))
+    if args.max_amp is not None and sent and got[1] / sent > args.max_amp:
+        print("pktfuzz: readflood: amplification above %gx" % args.max_amp)
+        return 1
     return 0
 
 
@@ -1105,6 +1109,8 @@ def main():
     p.add_argument("--src", default="10.76.1.99")
     p.add_argument("--stop-pid", type=int)
     p.add_argument("--stop-comm")
+    p.add_argument("--max-amp", type=float,
+                   help="readflood fails above this amplification")
     p.add_argument("--qpn", default="2,3,4,5")
     p.add_argument("--op", default="0x0e")
     args = p.parse_args()
