@@ -23,8 +23,9 @@
 # modules in $VHCA_KMODS (build/tests with Debian's kernel).
 #
 # Exit status: 0 when every CMD succeeded; 1 when a CMD failed; 2 when a
-# guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN or hung-task
-# report, or a guest did not finish (hang, crash, timeout).
+# guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN, UBSAN, hung-task,
+# soft lockup or RCU stall report, kmemleak found a leak, or a guest did not
+# finish (hang, crash, timeout).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -208,7 +209,16 @@ start_guest() {
 	pids+=($!)
 }
 
-bad='Oops|BUG:|WARNING:|NETDEV WATCHDOG|Kernel panic|general protection|KASAN|UBSAN|lockdep|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace'
+# and from the debug kernel: kmemleak's leaks (its report, /out/kmemleak,
+# is read with dmesg), soft lockups and RCU stalls
+bad='Oops|BUG:|WARNING:|NETDEV WATCHDOG|Kernel panic|general protection|KASAN|UBSAN|lockdep|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace|unreferenced object|suspected memory leak|leak detector disabled|soft lockup|self-detected stall|rcu: INFO'
+
+# kernel_log DIR: what a guest's kernel said.  /out/kmemleak is there only
+# on a kernel with kmemleak; the status is 0 whatever is missing, as
+# pipefail would otherwise take cat's for the pipeline's.
+kernel_log() {
+	cat "$1/dmesg" "$1/console" "$1/kmemleak" 2>/dev/null || true
+}
 
 # report NAME: print a guest's output; returns 0, 1 (CMD failed) or 2
 report() {
@@ -228,9 +238,9 @@ report() {
 		tail -n 5 "$out/qemu.log" 2>/dev/null || true
 		return 2
 	fi
-	if cat "$out/dmesg" "$out/console" 2>/dev/null | grep -Eq "$bad"; then
+	if kernel_log "$out" | grep -Eq "$bad"; then
 		echo "vhca-guest($name): kernel reported a problem:"
-		cat "$out/dmesg" "$out/console" 2>/dev/null | grep -E -B2 -A20 "$bad" | head -n 60
+		kernel_log "$out" | grep -E -B2 -A20 "$bad" | head -n 60
 		return 2
 	fi
 	[ "$rc" = 0 ] || return 1
