@@ -104,7 +104,9 @@ done <"$fragment"
 [ "$bad" = 0 ] || die "the .config does not have what $(basename "$fragment") asks for"
 
 log "debug kernel: building in $build ($(grep -c '=y$' "$build/.config") options built in, $(grep -c '=m$' "$build/.config") modules), log in $base/build.log"
-if ! kmake -j"$(nproc)" bzImage modules >"$base/build.log" 2>&1; then
+# Twice as many jobs as CPUs: at nice 10 the build yields to the guests
+# of other runs, and waits on I/O too.
+if ! kmake -j"$(($(nproc) * 2))" bzImage modules >"$base/build.log" 2>&1; then
 	grep -E -m5 'error|Error' "$base/build.log" || true
 	tail -n 30 "$base/build.log"
 	die "debug kernel build failed"
