@@ -3,6 +3,8 @@
 # make              vhca.ko against the 6.12 headers, and the rdma-core provider
 # make lint         W=1 -Werror, sparse (C=2) -Wsparse-error, checkpatch --strict
 # make install      module and provider on this host (DESTDIR, INSTALL_MOD_PATH honoured)
+# make debug        vhca.ko and tests/kmod against the debug kernel (tools/debug-kernel.sh),
+#                   in build/debug
 #
 # KVER defaults to the ABI tools/setup.sh picked, else the running kernel.
 
@@ -10,6 +12,7 @@ VHCA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vhca
 KVER ?= $(or $(shell cat $(VHCA_CACHE)/kver 2>/dev/null),$(shell uname -r))
 KDIR ?= /usr/src/linux-headers-$(KVER)
 KSRC ?= $(VHCA_CACHE)/kunit/linux-source-6.12
+DEBUG_KDIR ?= $(VHCA_CACHE)/debug-kernel/build
 
 B := build
 MULTIARCH := $(shell gcc -print-multiarch)
@@ -34,7 +37,7 @@ GUEST_TESTS := $(patsubst tests/guest/%.c,$(B)/tests/%,$(wildcard tests/guest/*.
 HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))
 BENCH := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 
-.PHONY: all module provider tests kmod-tests lint lint-build lint-sparse lint-checkpatch \
+.PHONY: all module provider tests kmod-tests debug lint lint-build lint-sparse lint-checkpatch \
 	lint-kerneldoc install clean
 all: module provider tests
 
@@ -79,6 +82,23 @@ $(PROVIDER): $(PROV_SRCS) $(PROV_HDRS) userspace/provider.map
 $(B)/vhca.driver:
 	@mkdir -p $(B)
 	echo "driver vhca" >$@
+
+# The same sources against the debug kernel's build folder.  kbuild writes
+# its objects next to the sources (M=), so these build from a copy in
+# build/debug, apart from the objects of the build against Debian's headers.
+# cp -p keeps the mtimes: a second run rebuilds only what changed.
+D := $(B)/debug
+KMOD_SRCS := tests/kmod/Kbuild $(filter-out %.mod.c,$(wildcard tests/kmod/*.c))
+debug:
+	@test -f $(DEBUG_KDIR)/Module.symvers || \
+		{ echo "no debug kernel in $(DEBUG_KDIR): run tools/debug-kernel.sh" >&2; exit 1; }
+	@mkdir -p $(D)/src $(D)/kmod $(D)/tests
+	cp -p --parents Kbuild Kconfig uapi/*.h drivers/*.[ch] $(D)/src/
+	cp -p $(KMOD_SRCS) $(D)/kmod/
+	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/src CONFIG_INFINIBAND_VHCA=m W=1 modules
+	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/kmod W=1 modules
+	cp $(D)/src/vhca.ko $(D)/vhca.ko
+	cp $(D)/kmod/*.ko $(D)/tests/
 
 # Every kernel warning is an error here; the default build shows them too.
 # kbuild rebuilds objects whose flags changed, so no clean is needed.

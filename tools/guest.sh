@@ -6,7 +6,7 @@
 # finds it) and the provider installed, run one command in it and return its
 # output and exit status.
 #
-#   tools/guest.sh [--nic2] [--peer 'CMD'] [--udp] [--gdb PORT] [--timeout S] CMD...
+#   tools/guest.sh [--debug] [--nic2] [--peer 'CMD'] [--udp] [--gdb PORT] [--timeout S] CMD...
 #
 # CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
 # virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
@@ -17,19 +17,24 @@
 # Ethernet RoCE is deployed on.  --udp makes it UDP datagrams instead,
 # which the receiving qemu drops when a burst overruns its socket buffer.
 # --gdb opens qemu's gdbstub on 127.0.0.1:PORT (the peer's on PORT+1), for
-# tools/vcpu-prof.py.
+# tools/vcpu-prof.py.  --debug boots the debug kernel of
+# tools/debug-kernel.sh (KASAN, lockdep, UBSAN, kmemleak) with the vhca.ko
+# and test modules `make debug` built against it; the job finds those test
+# modules in $VHCA_KMODS (build/tests with Debian's kernel).
 #
 # Exit status: 0 when every CMD succeeded; 1 when a CMD failed; 2 when a
-# guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN or hung-task
-# report, or a guest did not finish (hang, crash, timeout).
+# guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN, UBSAN, hung-task,
+# soft lockup or RCU stall report, kmemleak found a leak, or a guest did not
+# finish (hang, crash, timeout).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-nic2=0 peer= timeout=600 udp=0 gdb=
+nic2=0 peer= timeout=600 udp=0 gdb= debug=0
 while [ $# -gt 0 ]; do
 	case $1 in
+	--debug) debug=1 ;;
 	--nic2) nic2=1 ;;
 	--peer) peer=$2; nic2=1; shift ;;
 	--udp) udp=1 ;;
@@ -41,12 +46,34 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -gt 0 ] || die "usage: tools/guest.sh [--nic2] [--peer CMD] [--udp] [--gdb PORT] [--timeout S] CMD..."
+[ $# -gt 0 ] || die "usage: tools/guest.sh [--debug] [--nic2] [--peer CMD] [--udp] [--gdb PORT] [--timeout S] CMD..."
 
-kver=$(vhca_kver)
-kimg="$VHCA_CACHE/kernel/$kver"
-[ -f "$kimg/vmlinuz" ] || die "no unpacked kernel: run tools/setup.sh"
-[ -f "$VHCA_ROOT/build/vhca.ko" ] || die "build/vhca.ko missing: run make"
+# kimg holds vmlinuz and lib/modules/$kver; kid names one build of it (the
+# debug kernel is rebuilt under the same release when its config changes).
+if [ "$debug" = 1 ]; then
+	dk="$VHCA_CACHE/debug-kernel"
+	kver=$(cat "$dk/kver" 2>/dev/null) || die "no debug kernel: run tools/debug-kernel.sh"
+	# no stamp: a build that did not finish
+	kid=$(cat "$dk/stamp" 2>/dev/null) || die "the debug kernel's build did not finish: run tools/debug-kernel.sh"
+	kid="$kver-$kid"
+	kimg="$dk/root"
+	[ -f "$kimg/vmlinuz" ] || die "no debug kernel: run tools/debug-kernel.sh"
+	ko="$VHCA_ROOT/build/debug/vhca.ko"
+	kmods=build/debug/tests
+	[ -f "$ko" ] || die "build/debug/vhca.ko missing: run make debug"
+	# KASAN's shadow takes an eighth of the memory, kmemleak and lockdep
+	# their own tables
+	mem=3072
+else
+	kver=$(vhca_kver)
+	kimg="$VHCA_CACHE/kernel/$kver"
+	kid=$kver
+	[ -f "$kimg/vmlinuz" ] || die "no unpacked kernel: run tools/setup.sh"
+	ko="$VHCA_ROOT/build/vhca.ko"
+	kmods=build/tests
+	[ -f "$ko" ] || die "build/vhca.ko missing: run make"
+	mem=2048
+fi
 [ -f "$VHCA_ROOT/build/libvhca-rdmav34.so" ] || die "provider missing: run make"
 
 # The module tree the guest sees: Debian's, hard-linked, plus vhca.ko and a
@@ -54,12 +81,14 @@ kimg="$VHCA_CACHE/kernel/$kver"
 # the links, so the unpacked image stays pristine.
 stage_modules() {
 	# one stage per clone: two clones' guests must not swap vhca.ko
-	local stage ko="$VHCA_ROOT/build/vhca.ko"
-	stage="$VHCA_CACHE/stage/$(printf %s "$VHCA_ROOT" | sha256sum | cut -c1-8)/$kver"
+	local stages stage
+	stages="$VHCA_CACHE/stage/$(printf %s "$VHCA_ROOT" | sha256sum | cut -c1-8)"
+	stage="$stages/$kid"
 	local dst="$stage/lib/modules/$kver/updates/vhca.ko"
 
 	if [ ! -d "$stage/lib/modules/$kver/kernel" ]; then
-		rm -rf "$stage"
+		# the stages of earlier builds of this release are stale
+		rm -rf "$stage" "$stages/$kver"-*
 		mkdir -p "$stage/lib/modules"
 		cp -al "$kimg/lib/modules/$kver" "$stage/lib/modules/"
 	fi
@@ -76,7 +105,7 @@ stage_modules() {
 build_initramfs() {
 	local key img dir m
 	key=$(cat "$here/initramfs-init" "$here/guest.sh" | sha256sum | cut -c1-12)
-	img="$VHCA_CACHE/initramfs-$kver-$key.cpio.gz"
+	img="$VHCA_CACHE/initramfs-$kid-$key.cpio.gz"
 	if [ ! -f "$img" ]; then
 		dir=$(mktemp -d)
 		mkdir -p "$dir"/{bin,mod,proc,sys,dev}
@@ -84,9 +113,14 @@ build_initramfs() {
 		ln -s busybox "$dir/bin/sh"
 		cp "$here/initramfs-init" "$dir/init"
 		chmod +x "$dir/init"
+		# none of them when built in (the debug kernel)
+		: >"$dir/mod/order"
 		for m in $(modprobe -d "$kimg" -S "$kver" --show-depends -a 9pnet_virtio 9p overlay |
 			   awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++'); do
-			xz -dc "$m" >"$dir/mod/$(basename "${m%.xz}")"
+			case $m in
+			*.xz) xz -dc "$m" >"$dir/mod/$(basename "${m%.xz}")" ;;
+			*) cp "$m" "$dir/mod/" ;;
+			esac
 			basename "${m%.xz}" >>"$dir/mod/order"
 		done
 		(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.tmp"
@@ -114,7 +148,7 @@ port= port2=
 start_guest() {
 	local name=$1 cmd=$2 link=$3 out="$work/$1" mac
 	mkdir -p "$out"
-	printf 'export VHCA_GUEST=%s\n%s\n' "$name" "$cmd" >"$out/job"
+	printf 'export VHCA_GUEST=%s VHCA_KMODS=%s\n%s\n' "$name" "$kmods" "$cmd" >"$out/job"
 	mac=$([ "$name" = a ] && echo 0a || echo 0b)
 	# tsc=reliable: under a loaded TCG host the clocksource watchdog marks
 	# the TSC unstable and the guest falls back to the HPET.  Then every
@@ -146,7 +180,7 @@ start_guest() {
 	# host's share of each vCPU and of the main loop can be told apart
 	# (bench/host_cpu.py).
 	local args=(
-		-accel tcg -name debug-threads=on -cpu qemu64,+rdrand,-cx16 -m 2048 -smp 2 -nodefaults -no-reboot
+		-accel tcg -name debug-threads=on -cpu qemu64,+rdrand,-cx16 -m "$mem" -smp 2 -nodefaults -no-reboot
 		-display none -serial "file:$out/console" -monitor none
 		-kernel "$kimg/vmlinuz" -initrd "$initrd"
 		-append "console=ttyS0 loglevel=5 panic=-1 rw tsc=reliable"
@@ -175,7 +209,16 @@ start_guest() {
 	pids+=($!)
 }
 
-bad='Oops|BUG:|WARNING:|NETDEV WATCHDOG|Kernel panic|general protection|KASAN|UBSAN|lockdep|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace'
+# and from the debug kernel: kmemleak's leaks (its report, /out/kmemleak,
+# is read with dmesg), soft lockups and RCU stalls
+bad='Oops|BUG:|WARNING:|NETDEV WATCHDOG|Kernel panic|general protection|KASAN|UBSAN|lockdep|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace|unreferenced object|suspected memory leak|leak detector disabled|soft lockup|self-detected stall|rcu: INFO'
+
+# kernel_log DIR: what a guest's kernel said.  /out/kmemleak is there only
+# on a kernel with kmemleak; the status is 0 whatever is missing, as
+# pipefail would otherwise take cat's for the pipeline's.
+kernel_log() {
+	cat "$1/dmesg" "$1/console" "$1/kmemleak" 2>/dev/null || true
+}
 
 # report NAME: print a guest's output; returns 0, 1 (CMD failed) or 2
 report() {
@@ -195,9 +238,9 @@ report() {
 		tail -n 5 "$out/qemu.log" 2>/dev/null || true
 		return 2
 	fi
-	if cat "$out/dmesg" "$out/console" 2>/dev/null | grep -Eq "$bad"; then
+	if kernel_log "$out" | grep -Eq "$bad"; then
 		echo "vhca-guest($name): kernel reported a problem:"
-		cat "$out/dmesg" "$out/console" 2>/dev/null | grep -E -B2 -A20 "$bad" | head -n 60
+		kernel_log "$out" | grep -E -B2 -A20 "$bad" | head -n 60
 		return 2
 	fi
 	[ "$rc" = 0 ] || return 1

@@ -20,7 +20,7 @@ sleep 1
 # --- kernel verbs as a ULP uses them, ib_drain_qp() on every QP type -------
 dmesg -C
 check "vhca_kverbs_test loads and runs on vhca0" \
-	insmod build/tests/vhca_kverbs_test.ko dev=vhca0
+	insmod "${VHCA_KMODS:-build/tests}/vhca_kverbs_test.ko" dev=vhca0
 dmesg | sed -n 's/^\[[^]]*\] vhca_kverbs_test: //p' >/tmp/kverbs.tap
 tap_import kverbs </tmp/kverbs.tap
 check_eq "kverbs: every planned test reported" \
