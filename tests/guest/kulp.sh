@@ -5,9 +5,9 @@
 # Then NVMe over Fabrics: the nvme-rdma host and the nvmet-rdma target in
 # one guest, connected over vhca0.  It uses kernel QPs, CQs and
 # (use_srq=1) SRQs on vhca's rings, the DMA MR, fast registration (REG_MR,
-# LOCAL_INV, SEND_WITH_INV) and RDMA READ/WRITE issued by the target.  Ends
-# with `rdma link del` while a controller is connected, which must tear
-# everything down.
+# LOCAL_INV, SEND_WITH_INV) and RDMA READ/WRITE issued by the target.  fio
+# is killed with SIGKILL with I/O in flight, and the device is torn down
+# under I/O twice: by `rdma link del`, then by `rmmod vhca`.
 . tests/guest/lib.sh
 . tests/guest/nvme.sh
 
@@ -42,17 +42,27 @@ for srq in 0 1; do
 		test "$(rdma res show mr dev vhca0 | grep -c "comm \[nvme_rdma\]")" -ge 1
 	check "8 MiB written and read back byte for byte (use_srq=$srq)" nvme_roundtrip
 	check "fio randwrite + crc32c verify, 2 jobs, QD16 (use_srq=$srq)" nvme_fio 32M
-	if [ "$srq" = 0 ]; then
-		check "nvme disconnect" nvme disconnect -n $NQN
-		check "target removed" nvme_target_down
-	fi
+	check "SIGKILL to fio with NVMe-oF I/O in flight (use_srq=$srq)" nvme_killed_load
+	check "then 8 MiB written and read back byte for byte (use_srq=$srq)" nvme_roundtrip
+	[ "$srq" = 1 ] && break
+	# the device goes away under a controller doing I/O: nvme-rdma and
+	# nvmet-rdma are told to let go, and link del completes
+	check "fio running on the controller" nvme_load
+	check "rdma link del under NVMe-oF I/O completes" timeout 120 rdma link del vhca0
+	check "the controller is gone" wait_for 30 test ! -b /dev/nvme0n1
+	check "fio ends" nvme_load_ends
+	check "target removed" nvme_target_down
+	check "rdma link add vhca0 again" rdma link add vhca0 type vhca netdev eth0
+	sleep 1
 done
 
-# the device goes away under a connected controller: nvme-rdma and
-# nvmet-rdma are told to let go, and link del completes
-check "rdma link del with a controller connected completes" timeout 120 rdma link del vhca0
+# the module goes away under I/O: rmmod unregisters the device, with the
+# same effect as link del above
+check "fio running on the controller" nvme_load
+check "rmmod vhca under NVMe-oF I/O completes" timeout 120 rmmod vhca
 check "the controller is gone" wait_for 30 test ! -b /dev/nvme0n1
+check "fio ends" nvme_load_ends
+check_eq "no vhca device is left" "$(rdma link show | grep -c vhca)" 0
 nvme_target_down
 check "nvme-rdma unloads" modprobe -r nvme-rdma
-check "vhca unloads" modprobe -r vhca
 tap_done

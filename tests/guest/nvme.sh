@@ -64,3 +64,32 @@ nvme_fio() {
 		--verify_fatal=1 --group_reporting --output=/tmp/fio.log ||
 		{ tail -n 20 /tmp/fio.log; return 1; }
 }
+
+# nvme_ios: reads and writes /dev/nvme0n1 has completed
+nvme_ios() { awk '{ print $1 + $5 }' /sys/block/nvme0n1/stat 2>/dev/null; }
+# nvme_ios_past N: more than N
+nvme_ios_past() { [ "$(nvme_ios)" -gt "$1" ]; }
+
+# nvme_load: fio at QD32 on /dev/nvme0n1 in the background, for up to two
+# minutes, once its I/O is seen moving (check runs it in a subshell: the
+# PID is in /tmp/load.pid)
+nvme_load() {
+	local n0
+	n0=$(nvme_ios) || return
+	fio --name=load --filename=/dev/nvme0n1 --direct=1 --ioengine=libaio \
+		--rw=randrw --bs=64k --iodepth=32 --numjobs=2 --time_based \
+		--runtime=120 --output=/tmp/load.log >/dev/null 2>&1 &
+	echo $! >/tmp/load.pid
+	wait_for 60 nvme_ios_past $((n0 + 200))
+}
+
+# nvme_load_ends: the fio of nvme_load exits within 60 s
+nvme_load_ends() { timeout 60 tail --pid="$(cat /tmp/load.pid)" -f /dev/null; }
+
+# nvme_killed_load: SIGKILL to fio with its requests in flight; it is
+# gone within 60 s (exit waits for the block layer to finish them)
+nvme_killed_load() {
+	nvme_load || return
+	pkill -KILL -x fio	# every job, not only the parent
+	nvme_load_ends
+}
