@@ -127,9 +127,7 @@ echo "$key" >"$stamp"
 
 secs=$(($(date +%s) - start))
 # The CPU time of this script's children, whatever else ran: what the
-# build costs on idle CPUs.
-cpu=$(times | sed -n 2p | awk '{
-	t = 0
-	for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
-	printf "%d", t }')
+# build costs on idle CPUs.  From /proc (cutime + cstime): `times` in a
+# pipe or $(...) runs in a subshell, which has no children.
+cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($16 + $17) / hz }' "/proc/$$/stat")
 log "debug kernel $release built in $((secs / 60))m$((secs % 60))s; CPU time $((cpu / 60))m, $((cpu / 60 / $(nproc)))m on $(nproc) idle CPUs"
