@@ -3,8 +3,8 @@
 # make              vhca.ko against the 6.12 headers, and the rdma-core provider
 # make lint         W=1 -Werror, sparse (C=2) -Wsparse-error, checkpatch --strict
 # make install      module and provider on this host (DESTDIR, INSTALL_MOD_PATH honoured)
-# make debug        vhca.ko and tests/kmod against the debug kernel (tools/debug-kernel.sh),
-#                   in build/debug
+# make debug        vhca.ko, vhca.ko with the KUnit suites and tests/kmod against the
+#                   debug kernel (tools/debug-kernel.sh), in build/debug
 #
 # KVER defaults to the ABI tools/setup.sh picked, else the running kernel.
 
@@ -92,12 +92,16 @@ KMOD_SRCS := tests/kmod/Kbuild $(filter-out %.mod.c,$(wildcard tests/kmod/*.c))
 debug:
 	@test -f $(DEBUG_KDIR)/Module.symvers || \
 		{ echo "no debug kernel in $(DEBUG_KDIR): run tools/debug-kernel.sh" >&2; exit 1; }
-	@mkdir -p $(D)/src $(D)/kmod $(D)/tests
+	@mkdir -p $(D)/src $(D)/kunit $(D)/kmod $(D)/tests/kunit
 	cp -p --parents Kbuild Kconfig uapi/*.h drivers/*.[ch] $(D)/src/
+	cp -p --parents Kbuild Kconfig uapi/*.h drivers/*.[ch] kunit/*.c $(D)/kunit/
 	cp -p $(KMOD_SRCS) $(D)/kmod/
-	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/src CONFIG_INFINIBAND_VHCA=m W=1 modules
-	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/kmod W=1 modules
+	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/src CONFIG_INFINIBAND_VHCA=m W=1 KCFLAGS=-Werror modules
+	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/kunit CONFIG_INFINIBAND_VHCA=m \
+		CONFIG_INFINIBAND_VHCA_KUNIT_TEST=y W=1 KCFLAGS=-Werror modules
+	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/kmod W=1 KCFLAGS=-Werror modules
 	cp $(D)/src/vhca.ko $(D)/vhca.ko
+	cp $(D)/kunit/vhca.ko $(D)/tests/kunit/vhca.ko
 	cp $(D)/kmod/*.ko $(D)/tests/
 
 # Every kernel warning is an error here; the default build shows them too.

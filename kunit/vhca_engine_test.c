@@ -270,12 +270,16 @@ static int wqe_check(enum ib_qp_type type, bool user, u8 opcode, u8 flags)
 {
 	/* only ever compared with NULL: the type is uverbs' own */
 	static u64 uobj;
-	struct vhca_qp qp = {
-		.ibqp = { .qp_type = type,
-			  .uobject = user ? (void *)&uobj : NULL },
-	};
+	/*
+	 * Static: with KASAN's redzones a QP on the stack made this frame
+	 * 2240 bytes.  The cases of a suite run one at a time.
+	 */
+	static struct vhca_qp qp;
 	struct vhca_swqe w = { .opcode = opcode, .flags = flags };
 
+	memset(&qp, 0, sizeof(qp));
+	qp.ibqp.qp_type = type;
+	qp.ibqp.uobject = user ? (void *)&uobj : NULL;
 	return vhca_wqe_check(&qp, &w);
 }
 

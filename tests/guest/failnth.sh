@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Fault injection on the debug kernel: tests/guest/failnth.c fails each
+# allocation of each verb in turn (fail-nth), then checks the device still
+# carries data; kmemleak's scan at the end of the run (guest-init) and
+# guest.sh's report patterns find what leaked or was touched after a free.
+# The kernel must have CONFIG_FAILSLAB and CONFIG_FAIL_PAGE_ALLOC; on one
+# without, the fault-injection checks fail, they are not skipped.
+#
+#   bash tests/guest/failnth.sh
+. tests/guest/lib.sh
+
+dbg=/sys/kernel/debug
+mountpoint -q $dbg || mount -t debugfs none $dbg
+# Only fail-nth fails anything (probability 0), quietly (a verbose
+# injection prints a stack, which would read as a report), and
+# GFP_KERNEL allocations too: vhca's are nearly all that.
+for f in failslab fail_page_alloc; do
+	check "$f is in this kernel" test -d $dbg/$f
+	[ -d $dbg/$f ] || continue
+	echo 0 >$dbg/$f/probability
+	echo 0 >$dbg/$f/verbose
+	echo N >$dbg/$f/ignore-gfp-wait
+done
+[ ! -d $dbg/fail_page_alloc ] || echo N >$dbg/fail_page_alloc/ignore-gfp-highmem
+
+ip link set eth0 up
+wait_for 10 grep -q 1 /sys/class/net/eth0/carrier
+check "rdma link add vhca0 type vhca netdev eth0" \
+	rdma link add vhca0 type vhca netdev eth0
+check "vhca0 has a GID" wait_for 20 \
+	grep -qv '^0000:0000:0000:0000:0000:0000:0000:0000$' \
+	/sys/class/infiniband/vhca0/ports/1/gids/0
+
+tap_run failnth build/tests/failnth vhca0
+
+check "rdma link del vhca0" rdma link del vhca0
+check "rmmod vhca" rmmod vhca
+tap_done
