@@ -37,6 +37,8 @@ while IFS= read -r line; do
 	*) pass "kunit: $name" ;;
 	esac
 done <<<"$cases"
-suites=$(grep -cE '^(not )?ok [0-9]+ ' /tmp/kunit.log)
-echo "#   $suites suites"
+# every case in kunit/*.c reported, none lost to a suite that did not run
+check_eq "every KUnit case of kunit/*.c reported" \
+	"$(grep -c . <<<"$cases")" "$(cat kunit/*.c | grep -c 'KUNIT_CASE[A-Z_]*(')"
+echo "#   $(grep -cE '^(not )?ok [0-9]+ ' /tmp/kunit.log) suites"
 tap_done
