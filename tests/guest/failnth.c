@@ -84,49 +84,6 @@ static struct ibv_qp *qp_new(enum ibv_qp_type type, struct ibv_srq *s)
 	return ibv_create_qp(pd, &ia);
 }
 
-/* RC connected to itself, or UD, from RESET to RTS. */
-static int qp_rts(struct ibv_qp *qp)
-{
-	bool ud = qp->qp_type == IBV_QPT_UD;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)))
-		return errno;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	if (!ud) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = qp->qp_num;
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 1;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid;
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-	}
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 :
-			  IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER)))
-		return errno;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | (ud ? 0 :
-			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)))
-		return errno;
-	return 0;
-}
-
 static struct ibv_ah *ah_new(void)
 {
 	struct ibv_ah_attr a = {
@@ -156,7 +113,7 @@ static int r_qp_rc(void) { o_qp = qp_new(IBV_QPT_RC, NULL); return ERR(o_qp); }
 static int r_qp_uc(void) { o_qp = qp_new(IBV_QPT_UC, NULL); return ERR(o_qp); }
 static int r_qp_ud(void) { o_qp = qp_new(IBV_QPT_UD, NULL); return ERR(o_qp); }
 static int r_qp_srq(void) { o_qp = qp_new(IBV_QPT_RC, srq); return ERR(o_qp); }
-static int r_rts(void) { return qp_rts(o_qp); }
+static int r_rts(void) { return qp_self_rts(o_qp, &gid); }
 static int r_mr(void)
 {
 	o_mr = ibv_reg_mr(pd, mr_buf, 1 << 16, IBV_ACCESS_LOCAL_WRITE |
@@ -328,7 +285,7 @@ static int still_works(void)
 	struct ibv_wc wc;
 	int ok = 0, i, k = 0;
 
-	if (!qp || !mr || qp_rts(qp))
+	if (!qp || !mr || qp_self_rts(qp, &gid))
 		goto out;
 	for (i = 0; i < 512; i++)
 		b[i] = 0x5a5a0000u + i;
@@ -386,7 +343,7 @@ int main(int argc, char **argv)
 		srq = ibv_create_srq(pd, &a);
 	}
 	ud = qp_new(IBV_QPT_UD, NULL);
-	check(srq && ud && !qp_rts(ud), "SRQ, and a UD QP in RTS for the sender");
+	check(srq && ud && !qp_self_rts(ud, &gid), "SRQ, and a UD QP in RTS for the sender");
 	if (!srq || !ud)
 		return tap_done();
 

@@ -41,54 +41,6 @@ static struct ibv_qp *make_qp(enum ibv_qp_type type)
 	return ibv_create_qp(pd, &ia);
 }
 
-/* RC or UC connected to itself, or UD ready, in RTS. */
-static int to_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-	bool ud = qp->qp_type == IBV_QPT_UD;
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	if (ud) {
-		if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-			return -1;
-	} else {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = qp->qp_num;
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 1;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid;
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN |
-				  (qp->qp_type == IBV_QPT_RC ?
-				   IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER : 0)))
-			return -1;
-	}
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (qp->qp_type == IBV_QPT_RC ?
-			      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
-}
-
 /*
  * The next free slot of @ibqp's send ring, zeroed and taken: the post
  * after it publishes it with its own WQE.
@@ -157,7 +109,7 @@ static void forged(const char *what, enum ibv_qp_type type,
 	struct ibv_wc wc[2];
 	int n;
 
-	if (!qp || to_rts(qp)) {
+	if (!qp || qp_self_rts(qp, &gid)) {
 		check(0, "%s: QP set up", what);
 		if (qp)
 			ibv_destroy_qp(qp);
