@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -39,7 +38,7 @@ static struct ibv_srq *srq;
 static union ibv_gid gid;
 static int nth_fd;
 
-/* What one step of a walk left: created objects, for undo and teardown. */
+/* What one step of a walk created, for teardown(). */
 static struct ibv_context *o_ctx;
 static struct ibv_pd *o_pd;
 static struct ibv_cq *o_cq;
@@ -127,11 +126,6 @@ static int r_d_cq(void) { int e = ibv_destroy_cq(o_cq); if (!e) o_cq = NULL; ret
 static int r_d_srq(void) { int e = ibv_destroy_srq(o_srq); if (!e) o_srq = NULL; return e; }
 static int r_d_mr(void) { int e = ibv_dereg_mr(o_mr); if (!e) o_mr = NULL; return e; }
 
-static int s_cq(void) { return r_cq(); }
-static int s_srq(void) { return r_srq(); }
-static int s_qp(void) { return r_qp_rc(); }
-static int s_mr(void) { return r_mr(); }
-
 /* Free whatever a step left, without faults; 0 if all of it went. */
 static int teardown(void)
 {
@@ -163,7 +157,7 @@ static int teardown(void)
 
 struct walk {
 	const char *name;
-	int (*setup)(void);	/* without faults */
+	int (*setup)(void);	/* without faults: a verb of this table */
 	int (*run)(void);	/* under fault */
 };
 
@@ -171,18 +165,18 @@ static const struct walk walks[] = {
 	{ "open_device", NULL, r_open },
 	{ "alloc_pd", NULL, r_pd },
 	{ "create_cq", NULL, r_cq },
-	{ "resize_cq", s_cq, r_resize },
-	{ "destroy_cq", s_cq, r_d_cq },
+	{ "resize_cq", r_cq, r_resize },
+	{ "destroy_cq", r_cq, r_d_cq },
 	{ "create_srq", NULL, r_srq },
-	{ "destroy_srq", s_srq, r_d_srq },
+	{ "destroy_srq", r_srq, r_d_srq },
 	{ "create_qp(RC)", NULL, r_qp_rc },
 	{ "create_qp(UC)", NULL, r_qp_uc },
 	{ "create_qp(UD)", NULL, r_qp_ud },
 	{ "create_qp(RC on an SRQ)", NULL, r_qp_srq },
-	{ "modify_qp(RC to itself, RESET to RTS)", s_qp, r_rts },
-	{ "destroy_qp", s_qp, r_d_qp },
+	{ "modify_qp(RC to itself, RESET to RTS)", r_qp_rc, r_rts },
+	{ "destroy_qp", r_qp_rc, r_d_qp },
 	{ "reg_mr(64 KiB)", NULL, r_mr },
-	{ "dereg_mr", s_mr, r_d_mr },
+	{ "dereg_mr", r_mr, r_d_mr },
 	{ "create_ah", NULL, r_ah },
 };
 
