@@ -6,7 +6,8 @@
 # finds it) and the provider installed, run one command in it and return its
 # output and exit status.
 #
-#   tools/guest.sh [--debug] [--nic2] [--peer 'CMD'] [--udp] [--gdb PORT] [--timeout S] CMD...
+#   tools/guest.sh [--debug [--peer-stock]] [--nic2] [--peer 'CMD'] [--udp] [--gdb PORT]
+#                  [--timeout S] CMD...
 #
 # CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
 # virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
@@ -20,7 +21,9 @@
 # tools/vcpu-prof.py.  --debug boots the debug kernel of
 # tools/debug-kernel.sh (KASAN, lockdep, UBSAN, kmemleak) with the vhca.ko
 # and test modules `make debug` built against it; the job finds those test
-# modules in $VHCA_KMODS (build/tests with Debian's kernel).
+# modules in $VHCA_KMODS (build/tests with Debian's kernel); with
+# --peer-stock the peer boots Debian's kernel (a fuzzer's host need not pay
+# for KASAN).
 #
 # Exit status: 0 when every CMD succeeded; 1 when a CMD failed; 2 when a
 # guest's dmesg shows an Oops, BUG, WARNING, lockdep, KASAN, UBSAN, hung-task,
@@ -31,10 +34,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-nic2=0 peer= timeout=600 udp=0 gdb= debug=0
+nic2=0 peer= timeout=600 udp=0 gdb= debug=0 peer_debug=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debug) debug=1 ;;
+	--peer-stock) peer_debug=0 ;;
 	--nic2) nic2=1 ;;
 	--peer) peer=$2; nic2=1; shift ;;
 	--udp) udp=1 ;;
@@ -46,40 +50,49 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ $# -gt 0 ] || die "usage: tools/guest.sh [--debug] [--nic2] [--peer CMD] [--udp] [--gdb PORT] [--timeout S] CMD..."
+peer_debug=${peer_debug:-$debug}
+[ $# -gt 0 ] || die "usage: tools/guest.sh [--debug [--peer-stock]] [--nic2] [--peer CMD] [--udp] [--gdb PORT] [--timeout S] CMD..."
 
-# kimg holds vmlinuz and lib/modules/$kver; kid names one build of it (the
-# debug kernel is rebuilt under the same release when its config changes).
-if [ "$debug" = 1 ]; then
-	dk="$VHCA_CACHE/debug-kernel"
-	kver=$(cat "$dk/kver" 2>/dev/null) || die "no debug kernel: run tools/debug-kernel.sh"
-	# no stamp: a build that did not finish
-	kid=$(cat "$dk/stamp" 2>/dev/null) || die "the debug kernel's build did not finish: run tools/debug-kernel.sh"
-	kid="$kver-$kid"
-	kimg="$dk/root"
-	[ -f "$kimg/vmlinuz" ] || die "no debug kernel: run tools/debug-kernel.sh"
-	ko="$VHCA_ROOT/build/debug/vhca.ko"
-	kmods=build/debug/tests
-	[ -f "$ko" ] || die "build/debug/vhca.ko missing: run make debug"
-	# KASAN's shadow takes an eighth of the memory, kmemleak and lockdep
-	# their own tables
-	mem=3072
-	# Without ACPI: under KASAN, lockdep and kmemleak the AML interpreter
-	# ran qemu's PCI routing method (_PRT) into its 30 s loop timeout,
-	# boot after boot, and left a virtio device with no INTx route.  The
-	# MP table routes PCI; guest-init then leaves by reboot (-no-reboot).
-	kargs=acpi=off
-else
-	kver=$(vhca_kver)
-	kimg="$VHCA_CACHE/kernel/$kver"
-	kid=$kver
-	[ -f "$kimg/vmlinuz" ] || die "no unpacked kernel: run tools/setup.sh"
-	ko="$VHCA_ROOT/build/vhca.ko"
-	kmods=build/tests
-	[ -f "$ko" ] || die "build/vhca.ko missing: run make"
-	mem=2048
-	kargs=
-fi
+# select_kernel DEBUG: the kernel a guest boots, in the caller's variables
+# kver, kid (one build of it: the debug kernel is rebuilt under the same
+# release when its config changes), kimg (vmlinuz and lib/modules/$kver),
+# ko, kmods, mem and kargs.
+select_kernel() {
+	if [ "$1" = 1 ]; then
+		dk="$VHCA_CACHE/debug-kernel"
+		kver=$(cat "$dk/kver" 2>/dev/null) || die "no debug kernel: run tools/debug-kernel.sh"
+		# no stamp: a build that did not finish
+		kid=$(cat "$dk/stamp" 2>/dev/null) || die "the debug kernel's build did not finish: run tools/debug-kernel.sh"
+		kid="$kver-$kid"
+		kimg="$dk/root"
+		[ -f "$kimg/vmlinuz" ] || die "no debug kernel: run tools/debug-kernel.sh"
+		ko="$VHCA_ROOT/build/debug/vhca.ko"
+		kmods=build/debug/tests
+		[ -f "$ko" ] || die "build/debug/vhca.ko missing: run make debug"
+		# KASAN's shadow takes an eighth of the memory, kmemleak and
+		# lockdep their own tables
+		mem=3072
+		# Without ACPI: under KASAN, lockdep and kmemleak the AML
+		# interpreter ran qemu's PCI routing method (_PRT) into its
+		# 30 s loop timeout, boot after boot, and left a virtio device
+		# with no INTx route.  The MP table routes PCI; guest-init then
+		# leaves by reboot (-no-reboot).
+		kargs=acpi=off
+	else
+		kver=$(vhca_kver)
+		kimg="$VHCA_CACHE/kernel/$kver"
+		kid=$kver
+		[ -f "$kimg/vmlinuz" ] || die "no unpacked kernel: run tools/setup.sh"
+		ko="$VHCA_ROOT/build/vhca.ko"
+		kmods=build/tests
+		[ -f "$ko" ] || die "build/vhca.ko missing: run make"
+		mem=2048
+		kargs=
+	fi
+}
+# both kernels are checked before a guest boots
+(select_kernel "$debug") || exit 1
+[ "$peer_debug" = "$debug" ] || (select_kernel "$peer_debug") || exit 1
 [ -f "$VHCA_ROOT/build/libvhca-rdmav34.so" ] || die "provider missing: run make"
 
 # The module tree the guest sees: Debian's, hard-linked, plus vhca.ko and a
@@ -136,8 +149,6 @@ build_initramfs() {
 	echo "$img"
 }
 
-stage=$(stage_modules)
-initrd=$(build_initramfs)
 work=$(mktemp -d "${TMPDIR:-/tmp}/vhca-guest.XXXXXX")
 pids=()
 cleanup() {
@@ -153,6 +164,11 @@ port= port2=
 # start_guest NAME CMD LINKMODE: LINKMODE is listen, connect or none
 start_guest() {
 	local name=$1 cmd=$2 link=$3 out="$work/$1" mac
+	local dk kver kid kimg ko kmods mem kargs stage initrd
+
+	select_kernel "$([ "$name" = a ] && echo "$debug" || echo "$peer_debug")"
+	stage=$(stage_modules)
+	initrd=$(build_initramfs)
 	mkdir -p "$out"
 	printf 'export VHCA_GUEST=%s VHCA_KMODS=%s\n%s\n' "$name" "$kmods" "$cmd" >"$out/job"
 	mac=$([ "$name" = a ] && echo 0a || echo 0b)

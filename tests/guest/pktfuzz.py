@@ -40,15 +40,18 @@ the data-checking ping-pong there prints "invalid data".
 
 readflood: learns an RC QP whose peer READs from it (RETH: va, rkey,
 length), SIGSTOPs the local READ client (--stop-pid, or the newest
-process named --stop-comm) so that the QP is idle, sends --count
-duplicate READ requests far behind the expected PSN, counts
+process named --stop-comm), waits until the READs it had posted have
+drained (the engine runs the ring without it) so that the QP is idle,
+sends --count duplicate READ requests far behind the expected PSN, counts
 the READ response bytes the victim sends for them, and prints the
 amplification (victim bytes per fuzz byte), failing above --max-amp.
-SIGCONT at the end.
+SIGCONT at the end.  It fails as inconclusive when the sniffer dropped
+frames while counting or the client did not stay stopped to the end
+(its exit would have destroyed the victim's QP, which answers nothing).
 
 blast: forged responses of opcode --op (a READ response MIDDLE by
 default) for QPNs --qpn at 16 PSNs spread over the PSN space, from --src,
-for --time seconds: whatever the requester's PSN, some are ahead of it.
+for --time seconds, at most --rate a second: whatever the requester's PSN, some are ahead of it.
 """
 import argparse
 import os
@@ -61,6 +64,8 @@ import time
 import zlib
 
 ETH_P_ALL = 0x0003
+SOL_PACKET = 263        # <linux/socket.h>
+PACKET_STATISTICS = 6   # <linux/if_packet.h>: struct tpacket_stats
 ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
 ROCE_PORT = 4791
@@ -288,6 +293,11 @@ class Sniffer:
             n += 1
             self.parse(f)
         return n
+
+    def drops(self):
+        """Frames the socket dropped since the last call (it resets)."""
+        st = self.sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)
+        return struct.unpack("II", st)[1]
 
     def watch(self, seconds):
         end = time.time() + seconds
@@ -881,6 +891,15 @@ def pid_of(comm):
     return best
 
 
+def proc_state(pid):
+    """The state letter of @pid (T: stopped), or None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
 def rx_bytes(dev):
     with open("/sys/class/net/%s/statistics/rx_bytes" % dev) as f:
         return int(f.read())
@@ -1010,7 +1029,29 @@ def cmd_readflood(args):
                                                     args.stop_pid))
     if args.stop_pid:
         os.kill(args.stop_pid, signal.SIGSTOP)
-        learn(args, sniff, 2)               # what was in flight drains
+        end = time.time() + 10      # the signal is delivered, not taken
+        while proc_state(args.stop_pid) not in ("T", "t", None) and \
+                time.time() < end:
+            time.sleep(0.05)
+        if proc_state(args.stop_pid) not in ("T", "t"):
+            print("pktfuzz: readflood: PID %s did not stop (state %s): "
+                  "inconclusive" % (args.stop_pid,
+                                    proc_state(args.stop_pid)))
+            return 1
+    # The engine executes what the client had posted without it: the
+    # flood starts once the wire has been quiet for 2 s.
+    last, quiet, end = rx_bytes(args.dev), time.time(), time.time() + 120
+    while time.time() - quiet < 2:
+        if time.time() > end:
+            print("pktfuzz: readflood: the READ traffic did not drain")
+            return 1
+        sniff.poll()
+        if rx_bytes(args.dev) != last:
+            last, quiet = rx_bytes(args.dev), time.time()
+        time.sleep(0.05)
+    while sniff.poll():
+        pass
+    sniff.drops()
     va, rkey, ln = q.reth
     npkts = max(1, (ln + MTU - 1) // MTU)
     base = (q.resp_psn - 0x400000) & PSN_MASK
@@ -1046,7 +1087,9 @@ def cmd_readflood(args):
             last, idle = got[1], time.time()
         time.sleep(0.01)
     rx = rx_bytes(args.dev) - rx0
-    if args.stop_pid:
+    dropped = sniff.drops()
+    state = proc_state(args.stop_pid) if args.stop_pid else "T"
+    if args.stop_pid and state:
         os.kill(args.stop_pid, signal.SIGCONT)
     print("pktfuzz: readflood: %s received %d bytes meanwhile: %.0fx what "
           "it sent" % (args.dev, rx, rx / sent if sent else 0))
@@ -1058,6 +1101,15 @@ def cmd_readflood(args):
            got[1] / sent if sent else 0, full / sent if sent else 0))
     if args.max_amp is not None and sent and got[1] / sent > args.max_amp:
         print("pktfuzz: readflood: amplification above %gx" % args.max_amp)
+        return 1
+    if dropped:
+        print("pktfuzz: readflood: the sniffer dropped %d frames while "
+              "counting: inconclusive" % dropped)
+        return 1
+    if state not in ("T", "t"):
+        print("pktfuzz: readflood: PID %s ended during the flood (state "
+              "%s), and its QP with it: inconclusive" %
+              (args.stop_pid, state))
         return 1
     return 0
 
@@ -1076,7 +1128,8 @@ def cmd_blast(args):
     if o == ATOMIC_ACK:
         body += b"\0" * 8
     qpns = [int(x, 0) for x in args.qpn.split(",")]
-    end = time.time() + args.time
+    t0 = time.time()
+    end = t0 + args.time
     n = 0
     while time.time() < end:
         for qpn in qpns:
@@ -1084,6 +1137,9 @@ def cmd_blast(args):
                 bth = struct.pack("!BBHII", op, 0, 0xFFFF, qpn, k << 20)
                 wire.roce(src, dst, bth, body)
                 n += 1
+        # --rate: the victim must still hear its peer's TCP meanwhile
+        if args.rate and n > args.rate * (time.time() - t0):
+            time.sleep(n / args.rate - (time.time() - t0))
     print("pktfuzz: blast: %d packets of opcode 0x%02x for QPNs %s from %s"
           % (n, op, args.qpn, args.src))
     return 0
@@ -1113,6 +1169,8 @@ def main():
                    help="readflood fails above this amplification")
     p.add_argument("--qpn", default="2,3,4,5")
     p.add_argument("--op", default="0x0e")
+    p.add_argument("--rate", type=float, default=0,
+                   help="blast: packets a second at most (0: no bound)")
     args = p.parse_args()
     return {"fuzz": cmd_fuzz, "inject": cmd_inject,
             "readflood": cmd_readflood, "blast": cmd_blast}[args.mode](args)

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * datacheck: every byte of every message checked, on any device pair.
+ *
+ *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
+ *             [-s MAXSIZE] [-p PORT] [SERVER]
+ *
+ * Without SERVER it waits on TCP PORT (18520) for a client; the client
+ * says what to run, both create a QP on their device and exchange its
+ * address over the socket, like rdma-core's ping-pongs.  The client is the
+ * active end of every OP (default: all the QP type can carry):
+ *
+ *   send, send_imm      the client SENDs, the server receives and checks
+ *   write, write_imm    the client WRITEs into the server's buffer, which
+ *                       the server checks after the client's completions
+ *                       (write_imm: on its own receive completion)
+ *   read                the client READs the server's buffer and checks
+ *
+ * Message i of an OP has a length from 1 to MAXSIZE (the extremes, the
+ * path MTU and one byte past it among them) and byte k of it is a function
+ * of (the QPN of the end that wrote it, OP, i, k).  Both ends leave
+ * scatter lists out of order in memory and the sender inlines what fits,
+ * so a byte the engine puts in the wrong place cannot pass.  Before a
+ * buffer is written, every byte of it is set to the complement of what is
+ * expected: a byte nobody wrote fails too, and so does one written past
+ * the message's end.  Messages go in batches of RING, each end waiting for
+ * the other's word on the socket, so the receiver never runs out of
+ * receive WQEs (no RNR, no drop on UC or UD).  On the first wrong byte it
+ * prints the message, the offset, what it got and what it wanted, and both
+ * ends exit 1.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#define RING 16			/* messages in flight per batch */
+#define QKEY 0x11111111
+#define GRH 40			/* what a UD receive gets in front */
+#define TIMEOUT_MS 20000	/* a completion or a word from the peer */
+#define SETTLE_MS 5000		/* a UC WRITE may land after its completion */
+#define CONNECT_MS 60000	/* a server that boots a device first */
+
+enum op { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_NR };
+static const char *const op_name[OP_NR] = {
+	"send", "send_imm", "write", "write_imm", "read",
+};
+
+/* What the client asks for and each end's QP, on the socket. */
+struct wire_cfg {
+	uint32_t type, ops, count, maxsize;
+};
+
+struct wire_qp {
+	uint32_t qpn, psn, rkey, mtu;
+	uint64_t addr;
+	uint8_t gid[16];
+};
+
+/* one word a batch: ready, done, ok or bad */
+enum { SAY_READY = 1, SAY_DONE, SAY_OK, SAY_BAD };
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_qp *qp;
+static struct ibv_mr *mr;
+static struct ibv_ah *ah;
+static uint8_t *buf;		/* RING slots of slot bytes */
+static size_t slot;
+static int sock, type, gidx;
+static uint32_t maxsize, count, mtu, max_inline;
+static struct wire_qp me, peer;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "datacheck: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* byte @k of message @i of @op written by the end whose QPN is @qpn */
+static uint8_t pattern(uint32_t qpn, int op, uint32_t i, size_t k)
+{
+	static uint64_t key, w;		/* one mix() per 8 bytes walked */
+	static int valid;
+	uint64_t x = ((uint64_t)qpn << 40) ^ ((uint64_t)op << 32) ^ i ^
+		     ((uint64_t)(k >> 3) << 48);
+
+	if (!valid || x != key) {
+		valid = 1;
+		key = x;
+		w = mix(x);
+	}
+	return w >> ((k & 7) * 8);
+}
+
+/* the length of message @i: the extremes and the MTU's edges among them */
+static uint32_t msg_len(uint32_t i)
+{
+	switch (i % 8) {
+	case 0:
+		return maxsize;
+	case 1:
+		return 1;
+	case 2:
+		return mtu < maxsize ? mtu : maxsize;
+	case 3:
+		return mtu + 1 < maxsize ? mtu + 1 : maxsize;
+	default:
+		return 1 + mix(i) % maxsize;
+	}
+}
+
+/*
+ * The scatter list of slot @s for @cap bytes.  @flat: one piece at the
+ * slot's start, as the target of a WRITE or the source of a READ sees it.
+ * Otherwise three pieces cut at odd offsets and listed in an order other
+ * than their order in memory (the last third first); UD's receive buffers
+ * start with a piece of their own for the GRH.  Returns the entries filled.
+ */
+static int slot_sges(int s, uint32_t cap, int flat, int grh, struct ibv_sge *sge)
+{
+	uint8_t *base = buf + s * slot;
+	uint32_t a, b, c, n = 0;
+
+	if (grh) {
+		sge[n++] = (struct ibv_sge){ (uintptr_t)base, GRH, mr->lkey };
+		base += GRH;
+	}
+	if (flat) {
+		sge[n++] = (struct ibv_sge){ (uintptr_t)base, cap, mr->lkey };
+		return n;
+	}
+	a = cap / 3 | 1;
+	a = a < cap ? a : cap;
+	b = (cap - a) / 2;
+	c = cap - a - b;
+	/* in memory: [a][b][c]; listed: c, a, b */
+	if (c)
+		sge[n++] = (struct ibv_sge){ (uintptr_t)(base + a + b), c, mr->lkey };
+	if (a)
+		sge[n++] = (struct ibv_sge){ (uintptr_t)base, a, mr->lkey };
+	if (b)
+		sge[n++] = (struct ibv_sge){ (uintptr_t)(base + a), b, mr->lkey };
+	return n;
+}
+
+/*
+ * How slot @s holds message @i of @op written by the end whose QPN is @qpn:
+ * @cap bytes of scatter list (@flat, @grh: as slot_sges()), the message in
+ * its first msg_len(@i) bytes, the complement of the pattern after them
+ * and in the rest of the slot, so that a byte nobody wrote, or one
+ * written past the message's end, cannot look right.
+ */
+struct view {
+	uint32_t qpn, i, cap;
+	int op, flat, grh;
+};
+
+/* the byte @v wants at logical offset @k (past the scatter list: -1 - k) */
+static uint8_t view_want(const struct view *v, long long k)
+{
+	if (k < 0)
+		return pattern(v->qpn, v->op, v->i, -1 - k) ^ 0xff;
+	return pattern(v->qpn, v->op, v->i, k) ^ (k < msg_len(v->i) ? 0 : 0xff);
+}
+
+/*
+ * Walk slot @s as @v lays it out: with @fill, write what @v wants (with
+ * @poison: the complement of the message's pattern throughout, what a
+ * buffer holds before the message lands); otherwise compare, and return the
+ * first wrong byte's logical offset (-1 - n: n bytes past the scatter
+ * list) in *@at, or 0 for none.
+ */
+static int view_walk(int s, const struct view *v, int fill, int poison,
+		     long long *at, uint8_t *got)
+{
+	struct ibv_sge sge[4];
+	int n = slot_sges(s, v->cap, v->flat, v->grh, sge), j;
+	uint8_t *p, *end = buf + (s + 1) * slot;
+	uint8_t used[slot];
+	long long k = 0;
+	size_t q;
+
+	memset(used, 0, slot);
+	if (v->grh) {
+		if (fill)
+			memset((void *)(uintptr_t)sge[0].addr, 0x5a, GRH);
+		memset(used, 1, GRH);
+	}
+	for (j = v->grh; j < n; j++) {
+		p = (uint8_t *)(uintptr_t)sge[j].addr;
+		memset(used + (p - buf - s * slot), 1, sge[j].length);
+		for (q = 0; q < sge[j].length; q++, k++) {
+			if (fill) {
+				p[q] = poison ? pattern(v->qpn, v->op, v->i, k) ^
+					0xff : view_want(v, k);
+			} else if (p[q] != view_want(v, k)) {
+				*at = k;
+				*got = p[q];
+				return -1;
+			}
+		}
+	}
+	for (p = buf + s * slot, k = -1; p < end; p++) {
+		if (used[p - buf - s * slot])
+			continue;
+		if (fill) {
+			*p = view_want(v, k);
+		} else if (*p != view_want(v, k)) {
+			*at = k;
+			*got = *p;
+			return -1;
+		}
+		k--;
+	}
+	return 0;
+}
+
+static void slot_fill(int s, const struct view *v, int poison)
+{
+	view_walk(s, v, 1, poison, NULL, NULL);
+}
+
+/* 0 if slot @s holds what @v wants; else -1, saying where unless @quiet */
+static int slot_check(int s, const struct view *v, int quiet)
+{
+	long long at;
+	uint8_t got;
+
+	if (!view_walk(s, v, 0, 0, &at, &got))
+		return 0;
+	if (!quiet && at >= 0)
+		fprintf(stderr, "datacheck: %s message %u (%u bytes): %s %lld: got 0x%02x, want 0x%02x\n",
+			op_name[v->op], v->i, msg_len(v->i),
+			at < msg_len(v->i) ? "first bad byte at offset" :
+			"written past its end, at offset", at, got,
+			view_want(v, at));
+	else if (!quiet)
+		fprintf(stderr, "datacheck: %s message %u (%u bytes): a byte outside the scatter list changed: got 0x%02x, want 0x%02x\n",
+			op_name[v->op], v->i, msg_len(v->i), got,
+			view_want(v, at));
+	return -1;
+}
+
+static void xfer(int (*io)(int, void *, size_t, int), void *p, size_t n)
+{
+	ssize_t r;
+
+	while (n) {
+		r = io(sock, p, n, 0);
+		if (r <= 0)
+			die("the peer's socket: %s", r ? strerror(errno) : "closed");
+		p = (uint8_t *)p + r;
+		n -= r;
+	}
+}
+
+static int sock_send(int fd, void *p, size_t n, int f) { return send(fd, p, n, f); }
+static int sock_recv(int fd, void *p, size_t n, int f) { return recv(fd, p, n, f); }
+
+static void say(uint32_t w)
+{
+	w = htonl(w);
+	xfer(sock_send, &w, sizeof(w));
+}
+
+static uint32_t hear(void)
+{
+	uint32_t w;
+
+	xfer(sock_recv, &w, sizeof(w));
+	return ntohl(w);
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* one completion, checked against what it must be */
+static void poll_one(int op, int recv, uint32_t i)
+{
+	static const enum ibv_wc_opcode sent[OP_NR] = {
+		IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
+		IBV_WC_RDMA_READ,
+	};
+	enum ibv_wc_opcode want = !recv ? sent[op] : op == OP_WRITE_IMM ?
+				  IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	long long end = now_ms() + TIMEOUT_MS;
+	const char *what = op_name[op];
+	struct ibv_wc wc;
+	int n, imm = op == OP_SEND_IMM || op == OP_WRITE_IMM;
+	uint32_t len = msg_len(i);
+
+	while (!(n = ibv_poll_cq(cq, 1, &wc)))
+		if (now_ms() > end)
+			die("%s message %u: no %s completion after %d ms", what,
+			    i, recv ? "receive" : "send", TIMEOUT_MS);
+	if (n < 0)
+		die("ibv_poll_cq: %d", n);
+	if (wc.status != IBV_WC_SUCCESS)
+		die("%s message %u: completion status %s (%d)", what, i,
+		    ibv_wc_status_str(wc.status), wc.status);
+	if (wc.wr_id != i || wc.opcode != want)
+		die("%s: completion of wr_id %llu opcode %d, want wr_id %u opcode %d",
+		    what, (unsigned long long)wc.wr_id, wc.opcode, i, want);
+	if (!recv) {
+		if (op == OP_READ && wc.byte_len != len)
+			die("read message %u: byte_len %u, want %u", i,
+			    wc.byte_len, len);
+		return;
+	}
+	len += type == IBV_QPT_UD ? GRH : 0;
+	if (wc.byte_len != len)
+		die("%s message %u: byte_len %u, want %u", what, i, wc.byte_len, len);
+	if (!!(wc.wc_flags & IBV_WC_WITH_IMM) != imm ||
+	    (imm && ntohl(wc.imm_data) != i))
+		die("%s message %u: wc_flags 0x%x immediate %u", what, i,
+		    wc.wc_flags, ntohl(wc.imm_data));
+	if (type == IBV_QPT_UD && !(wc.wc_flags & IBV_WC_GRH))
+		die("%s message %u: no IBV_WC_GRH", what, i);
+}
+
+/*
+ * How each end's slot sees message @i of @op (see struct view): the
+ * client's scatter lists hold exactly the message; the server's receive
+ * buffers and WRITE targets are as long as the longest message, its READ
+ * sources flat.
+ */
+static struct view view_of(int op, uint32_t i, int client)
+{
+	int remote = op == OP_WRITE || op == OP_WRITE_IMM || op == OP_READ;
+	struct view v = { .op = op, .i = i, .cap = msg_len(i) };
+
+	/* what the client reads and what the server receives is the other's */
+	v.qpn = (client == (op == OP_READ)) ? peer.qpn : me.qpn;
+	if (!client) {
+		v.flat = remote;
+		v.grh = type == IBV_QPT_UD;
+		if (op != OP_READ)
+			v.cap = maxsize;
+	}
+	return v;
+}
+
+static void post_recv(int s, int op, uint32_t i)
+{
+	struct view v = view_of(op, i, 0);
+	struct ibv_sge sge[4];
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = sge }, *bad;
+	int e;
+
+	/* WRITE with immediate consumes a receive WQE and places nothing */
+	wr.num_sge = op == OP_WRITE_IMM ? 0 :
+		     slot_sges(s, v.cap, v.flat, v.grh, sge);
+	e = ibv_post_recv(qp, &wr, &bad);
+	if (e)
+		die("ibv_post_recv: %s", strerror(e));
+}
+
+static void post_send(int s, int op, uint32_t i)
+{
+	static const enum ibv_wr_opcode opcode[OP_NR] = {
+		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
+		IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+	};
+	struct view v = view_of(op, i, 1);
+	struct ibv_sge sge[4];
+	struct ibv_send_wr wr = {
+		.wr_id = i, .sg_list = sge, .opcode = opcode[op],
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int e;
+
+	wr.num_sge = slot_sges(s, v.cap, v.flat, v.grh, sge);
+	if (type == IBV_QPT_UD) {
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = peer.qpn;
+		wr.wr.ud.remote_qkey = QKEY;
+	}
+	/* every other message that fits goes inline */
+	if (op != OP_READ && v.cap <= max_inline && i % 2)
+		wr.send_flags |= IBV_SEND_INLINE;
+	if (op == OP_SEND_IMM || op == OP_WRITE_IMM)
+		wr.imm_data = htonl(i);
+	if (op == OP_WRITE || op == OP_WRITE_IMM || op == OP_READ) {
+		wr.wr.rdma.remote_addr = peer.addr + s * slot;
+		wr.wr.rdma.rkey = peer.rkey;
+	}
+	e = ibv_post_send(qp, &wr, &bad);
+	if (e)
+		die("ibv_post_send %s message %u: %s", op_name[op], i, strerror(e));
+}
+
+/* the client's side of @op, one batch: messages @i0 .. @i0 + @n - 1 */
+static int client_batch(int op, uint32_t i0, int n)
+{
+	struct view v;
+	int s, bad = 0;
+
+	for (s = 0; s < n; s++) {
+		v = view_of(op, i0 + s, 1);
+		slot_fill(s, &v, op == OP_READ);
+	}
+	if (hear() != SAY_READY)
+		die("%s: the server is not ready", op_name[op]);
+	for (s = 0; s < n; s++)
+		post_send(s, op, i0 + s);
+	for (s = 0; s < n; s++)
+		poll_one(op, 0, i0 + s);
+	for (s = 0; s < n && !bad && op == OP_READ; s++) {
+		v = view_of(op, i0 + s, 1);
+		bad = slot_check(s, &v, 0);
+	}
+	say(bad ? SAY_BAD : SAY_DONE);
+	return hear() == SAY_OK && !bad ? 0 : -1;
+}
+
+/* the server's side of @op, one batch */
+static int server_batch(int op, uint32_t i0, int n)
+{
+	int recv = op == OP_SEND || op == OP_SEND_IMM || op == OP_WRITE_IMM;
+	long long end;
+	struct view v;
+	int s, bad = 0;
+
+	for (s = 0; s < n; s++) {
+		v = view_of(op, i0 + s, 0);
+		slot_fill(s, &v, op != OP_READ);
+		if (recv)
+			post_recv(s, op, i0 + s);
+	}
+	say(SAY_READY);
+	for (s = 0; s < n && recv; s++)
+		poll_one(op, 1, i0 + s);
+	if (hear() != SAY_DONE) {
+		say(SAY_BAD);
+		return -1;
+	}
+	/*
+	 * A UC WRITE's completion says it left, not that it landed: give
+	 * the last packets a moment before calling a byte wrong.
+	 */
+	end = now_ms() + (type == IBV_QPT_UC && op == OP_WRITE ? SETTLE_MS : 0);
+	for (s = 0; s < n && !bad && op != OP_READ; s++) {
+		v = view_of(op, i0 + s, 0);
+		while ((bad = slot_check(s, &v, now_ms() < end)) &&
+		       now_ms() < end)
+			usleep(1000);
+	}
+	say(bad ? SAY_BAD : SAY_OK);
+	return bad;
+}
+
+static int run(int op, int client)
+{
+	unsigned long long bytes = 0;
+	uint32_t i, n;
+
+	for (i = 0; i < count; i += n) {
+		n = count - i < RING ? count - i : RING;
+		if ((client ? client_batch : server_batch)(op, i, n)) {
+			printf("datacheck: %s %s: FAILED in messages %u to %u\n",
+			       type == IBV_QPT_RC ? "rc" : type == IBV_QPT_UC ?
+			       "uc" : "ud", op_name[op], i, i + n - 1);
+			return -1;
+		}
+	}
+	if (client != (op == OP_READ))
+		return 0;	/* the end that checked it says so */
+	for (i = 0; i < count; i++)
+		bytes += msg_len(i);
+	printf("datacheck: %s %s: %u messages of 1 to %u bytes (%llu bytes) intact\n",
+	       type == IBV_QPT_RC ? "rc" : type == IBV_QPT_UC ? "uc" : "ud",
+	       op_name[op], count, maxsize, bytes);
+	fflush(stdout);
+	return 0;
+}
+
+static void qp_up(void)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .hop_limit = 64, .sgid_index = gidx },
+	};
+	int ud = type == IBV_QPT_UD, e;
+
+	memcpy(aa.grh.dgid.raw, peer.gid, 16);
+	e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
+	if (e)
+		die("modify_qp INIT: %s", strerror(e));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu == 4096 ? IBV_MTU_4096 : mtu == 2048 ? IBV_MTU_2048 :
+		     mtu == 512 ? IBV_MTU_512 : mtu == 256 ? IBV_MTU_256 :
+		     IBV_MTU_1024;
+	a.dest_qp_num = peer.qpn;
+	a.rq_psn = peer.psn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	a.ah_attr = aa;
+	e = ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 : IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
+			  (type == IBV_QPT_RC ? IBV_QP_MAX_DEST_RD_ATOMIC |
+			   IBV_QP_MIN_RNR_TIMER : 0));
+	if (e)
+		die("modify_qp RTR: %s", strerror(e));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = me.psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			  (type == IBV_QPT_RC ? IBV_QP_TIMEOUT |
+			   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			   IBV_QP_MAX_QP_RD_ATOMIC : 0));
+	if (e)
+		die("modify_qp RTS: %s", strerror(e));
+	if (ud) {
+		ah = ibv_create_ah(pd, &aa);
+		if (!ah)
+			die("ibv_create_ah: %s", strerror(errno));
+	}
+}
+
+static void setup(const char *dev)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_qp_init_attr ia = {
+		.qp_type = type,
+		.cap = { .max_send_wr = RING, .max_recv_wr = RING,
+			 .max_send_sge = 4, .max_recv_sge = 4,
+			 .max_inline_data = 64 },
+	};
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), dev))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx)
+		die("no device %s", dev);
+	if (ibv_query_port(ctx, 1, &pa) || ibv_query_gid(ctx, 1, gidx, &gid))
+		die("%s: port 1 or GID %d: %s", dev, gidx, strerror(errno));
+	mtu = 128 << pa.active_mtu;
+	slot = maxsize + GRH;
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 2 * RING, NULL, NULL, 0) : NULL;
+	buf = aligned_alloc(4096, (RING * slot + 4095) & ~4095ul);
+	mr = buf && cq ? ibv_reg_mr(pd, buf, RING * slot, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_WRITE) : NULL;
+	ia.send_cq = ia.recv_cq = cq;
+	qp = mr ? ibv_create_qp(pd, &ia) : NULL;
+	if (!qp && mr) {	/* a device that inlines less */
+		ia.cap.max_inline_data = 0;
+		qp = ibv_create_qp(pd, &ia);
+	}
+	if (!qp)
+		die("%s: setting up a %s QP: %s", dev, type == IBV_QPT_RC ? "RC" :
+		    type == IBV_QPT_UC ? "UC" : "UD", strerror(errno));
+	max_inline = ia.cap.max_inline_data;
+	srand48(getpid() ^ time(NULL));
+	me = (struct wire_qp){
+		.qpn = qp->qp_num, .psn = lrand48() & 0xffffff,
+		.rkey = mr->rkey, .mtu = mtu, .addr = (uintptr_t)buf,
+	};
+	memcpy(me.gid, gid.raw, 16);
+}
+
+static int connect_to(const char *host, const char *port, int server)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = server ? AI_PASSIVE : 0 }, *ai;
+	int fd, one = 1, e;
+	long long end;
+
+	e = getaddrinfo(host, port, &hints, &ai);
+	if (e)
+		die("%s: %s", host ? host : "listen", gai_strerror(e));
+	fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	/* the server may not listen yet: no sleep in the scripts */
+	for (end = now_ms() + CONNECT_MS; !server &&
+	     connect(fd, ai->ai_addr, ai->ai_addrlen); usleep(100000)) {
+		if (errno != ECONNREFUSED || now_ms() > end)
+			die("connect to %s:%s: %s", host, port, strerror(errno));
+		close(fd);
+		fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	}
+	if (server) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1))
+			die("port %s: %s", port, strerror(errno));
+		e = accept(fd, NULL, NULL);
+		close(fd);
+		fd = e;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		die("accept: %s", strerror(errno));
+	setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
+	return fd;
+}
+
+static int parse_ops(char *s)
+{
+	char *t;
+	int ops = 0, o;
+
+	for (t = strtok(s, ","); t; t = strtok(NULL, ",")) {
+		for (o = 0; o < OP_NR && strcmp(t, op_name[o]); o++)
+			;
+		if (o == OP_NR)
+			die("unknown operation %s", t);
+		ops |= 1 << o;
+	}
+	return ops;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = NULL, *port = "18520", *server;
+	struct wire_cfg cfg = { .type = IBV_QPT_RC, .count = 1000, .maxsize = 65536 };
+	int c, o, failed = 0;
+	char *ops = NULL;
+
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:p:")) != -1) {
+		switch (c) {
+		case 'd': dev = optarg; break;
+		case 'g': gidx = atoi(optarg); break;
+		case 'p': port = optarg; break;
+		case 'n': cfg.count = strtoul(optarg, NULL, 0); break;
+		case 's': cfg.maxsize = strtoul(optarg, NULL, 0); break;
+		case 'o': ops = optarg; break;
+		case 't':
+			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
+				   !strcmp(optarg, "uc") ? IBV_QPT_UC :
+				   !strcmp(optarg, "ud") ? IBV_QPT_UD : 0;
+			if (!cfg.type)
+				die("-t rc, uc or ud");
+			break;
+		default:
+			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-p PORT] [SERVER]");
+		}
+	}
+	if (!dev)
+		die("-d DEV");
+	server = optind < argc ? argv[optind] : NULL;
+	cfg.ops = ops ? parse_ops(ops) : cfg.type == IBV_QPT_RC ? (1 << OP_NR) - 1 :
+		  cfg.type == IBV_QPT_UC ? (1 << OP_READ) - 1 :
+		  1 << OP_SEND | 1 << OP_SEND_IMM;
+	if (cfg.type == IBV_QPT_UD &&
+	    (cfg.ops & ~(1 << OP_SEND | 1 << OP_SEND_IMM)))
+		die("UD carries send and send_imm only");
+	if (cfg.type == IBV_QPT_UC && (cfg.ops & 1 << OP_READ))
+		die("UC carries no read");
+	if (!cfg.count || !cfg.maxsize)
+		die("-n and -s must be at least 1");
+
+	sock = connect_to(server, port, !server);
+	if (server) {
+		struct wire_cfg w = { htonl(cfg.type), htonl(cfg.ops),
+				      htonl(cfg.count), htonl(cfg.maxsize) };
+
+		xfer(sock_send, &w, sizeof(w));
+	} else {
+		xfer(sock_recv, &cfg, sizeof(cfg));
+		cfg.type = ntohl(cfg.type);
+		cfg.ops = ntohl(cfg.ops);
+		cfg.count = ntohl(cfg.count);
+		cfg.maxsize = ntohl(cfg.maxsize);
+	}
+	type = cfg.type;
+	count = cfg.count;
+	maxsize = cfg.maxsize;
+	setup(dev);
+	{
+		struct wire_qp w = me;
+
+		w.qpn = htonl(w.qpn);
+		w.psn = htonl(w.psn);
+		w.rkey = htonl(w.rkey);
+		w.mtu = htonl(w.mtu);
+		w.addr = htobe64(w.addr);
+		xfer(sock_send, &w, sizeof(w));
+		xfer(sock_recv, &peer, sizeof(peer));
+		peer.qpn = ntohl(peer.qpn);
+		peer.psn = ntohl(peer.psn);
+		peer.rkey = ntohl(peer.rkey);
+		peer.mtu = ntohl(peer.mtu);
+		peer.addr = be64toh(peer.addr);
+	}
+	if (peer.mtu < mtu)
+		mtu = peer.mtu;
+	if (type == IBV_QPT_UD && maxsize > mtu)
+		die("a UD message of %u bytes is more than the MTU, %u", maxsize, mtu);
+	qp_up();
+	say(SAY_READY);		/* both ends' QPs take packets now */
+	if (hear() != SAY_READY)
+		die("the peer did not come up");
+	for (o = 0; o < OP_NR && !failed; o++)
+		if (cfg.ops & 1 << o)
+			failed = run(o, !!server);
+	return failed ? 1 : 0;
+}
