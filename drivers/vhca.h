@@ -721,7 +721,8 @@ void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
 s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 		    const struct vhca_swqe *w, struct vhca_seg *seg,
 		    unsigned int *nseg, int access);
-void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status);
+void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
+		    u32 len);
 struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx);
 u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
 		u64 swap);
@@ -800,6 +801,7 @@ static inline const struct vhca_wr_op *vhca_wr_op(u8 opcode)
 }
 
 int vhca_wqe_check(const struct vhca_qp *qp, const struct vhca_swqe *w);
+u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w);
 
 /* vhca_cq.c */
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,

@@ -733,11 +733,22 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status)
+/**
+ * vhca_send_done() - post the completion of a send WQE
+ * @qp: its QP
+ * @w: the WQE (its wr_id and opcode are all that is read)
+ * @status: an IB_WC_* status
+ * @len: the bytes it moved, for byte_len: ibv_poll_cq(3) makes it
+ *	relevant for READs and atomics; it is given for every opcode that
+ *	succeeded, as rxe does
+ */
+void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
+		    u32 len)
 {
 	struct vhca_cqe cqe = {
 		.wr_id = w->wr_id,
 		.status = status,
+		.byte_len = status == IB_WC_SUCCESS ? len : 0,
 		/* a WQE the table refuses completes as a SEND would */
 		.opcode = vhca_wr_op(w->opcode) ? vhca_wr_op(w->opcode)->wc :
 						  IB_WC_SEND,
@@ -785,7 +796,7 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 		struct vhca_swqe *w = vhca_sq_fetch(qp);
 
 		vhca_sq_advance(qp);	/* free before completing: see below */
-		vhca_send_done(qp, w, IB_WC_WR_FLUSH_ERR);
+		vhca_send_done(qp, w, IB_WC_WR_FLUSH_ERR, 0);
 	}
 	if (qp->req.fl)
 		vhca_rc_req_reset(qp);	/* what was on the wire is flushed */
@@ -902,7 +913,7 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		vhca_sq_advance(qp);
 		if (status != IB_WC_SUCCESS || qp->sig_all ||
 		    (w->flags & VHCA_SWQE_F_SIGNALED))
-			vhca_send_done(qp, w, status);
+			vhca_send_done(qp, w, status, vhca_wqe_len(qp, w));
 		if (status != IB_WC_SUCCESS) {
 			/* IBA 10.3.1: UC and UD fail their send queue only */
 			if (qp->ibqp.qp_type == IB_QPT_RC)

@@ -339,7 +339,7 @@ static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
 	vhca_sq_advance(qp);
 	if (status != IB_WC_SUCCESS || qp->sig_all ||
 	    (e->flags & VHCA_SWQE_F_SIGNALED))
-		vhca_send_done(qp, &w, status);
+		vhca_send_done(qp, &w, status, e->len);
 	vhca_rc_progress(qp);
 	qp->rnr_left = qp->attr.rnr_retry;
 	if (status != IB_WC_SUCCESS)
@@ -847,7 +847,7 @@ static void vhca_rc_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 	vhca_sq_advance(qp);
 	if (status != IB_WC_SUCCESS || qp->sig_all ||
 	    (w->flags & VHCA_SWQE_F_SIGNALED))
-		vhca_send_done(qp, w, status);
+		vhca_send_done(qp, w, status, 0);
 	if (status != IB_WC_SUCCESS)
 		vhca_qp_set_error(qp);
 }

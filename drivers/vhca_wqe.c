@@ -92,3 +92,26 @@ int vhca_wqe_check(const struct vhca_qp *qp, const struct vhca_swqe *w)
 		return IB_WC_LOC_QP_OP_ERR;
 	return 0;
 }
+
+/**
+ * vhca_wqe_len() - the bytes a send WQE that ran moved, for its completion
+ * @qp: its QP
+ * @w: the WQE, in the QP's scratch
+ *
+ * What its inline data or its SGEs add up to (a READ's: what it read).
+ * The SGEs were checked when it ran; they are bounded again here because
+ * a WQE that failed may complete with this too.
+ *
+ * Return: the length, at most U32_MAX.
+ */
+u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w)
+{
+	u32 i, n = min_t(u32, w->num_sge, qp->sq.g.max_sge);
+	u64 len = 0;
+
+	if (w->flags & VHCA_SWQE_F_INLINE)
+		return w->inline_len;
+	for (i = 0; i < n; i++)
+		len += w->sge[i].length;
+	return min_t(u64, len, U32_MAX);
+}
