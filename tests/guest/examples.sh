@@ -57,5 +57,10 @@ for args in "ib_send_bw -D 2 -s 65536" "ib_send_bw -D 2 -s 65536 --use-srq" \
 	check "$args" perftest $args
 	grep -hA1 '#bytes' /tmp/client.log | tail -n 1 | sed 's/^/#   /'
 done
+# every byte of SENDs, WRITEs and READs, with and without immediates
+for t in "rc -s 65536 -n 400" "uc -s 65536 -n 400" "ud -s 1024 -n 1000"; do
+	check "datacheck -t $t on vhca0, both ends" datacheck vhca0 vhca0 -t $t
+	grep -h "intact" /tmp/dc-client.log /tmp/dc-server.log | sed 's/^/#   /'
+done
 rdma link del vhca0
 tap_done

@@ -111,6 +111,25 @@ tap_run() {
 	check_eq "$name exit status" "$rc" 0
 }
 
+# datacheck SERVER_DEV CLIENT_DEV [ARGS]: build/tests/datacheck between
+# the two devices of this host (GID index ${DC_GID:-0}), server first; both
+# ends must exit 0.  Prints what each end said.
+datacheck() {
+	local sd=$1 cd=$2 srv s c
+	shift 2
+	timeout 600 build/tests/datacheck -d "$sd" -g "${DC_GID:-0}" "$@" \
+		>/tmp/dc-server.log 2>&1 &
+	srv=$!
+	timeout 600 build/tests/datacheck -d "$cd" -g "${DC_GID:-0}" "$@" \
+		127.0.0.1 >/tmp/dc-client.log 2>&1
+	c=$?
+	wait $srv
+	s=$?
+	sed 's/^/server: /' /tmp/dc-server.log
+	sed 's/^/client: /' /tmp/dc-client.log
+	[ $s = 0 ] && [ $c = 0 ]
+}
+
 tap_done() {
 	echo "1..$tap_n"
 	[ "$tap_failed" = 0 ]

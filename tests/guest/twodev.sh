@@ -67,6 +67,13 @@ for args in "ib_write_bw -D 2 -s 65536" "ib_read_bw -D 2 -s 65536" \
 	check "vhca0 <- vhca1: $args" srv_cli vhca0 vhca1 -x $args
 done
 
+for t in "rc -s 65536 -n 300" "uc -s 65536 -n 300" "ud -s 1024 -n 500"; do
+	check "vhca0 <- vhca1: datacheck -t $t, every byte" \
+		datacheck vhca0 vhca1 -t $t
+	check "vhca1 <- vhca0: datacheck -t $t, every byte" \
+		datacheck vhca1 vhca0 -t $t
+done
+
 # (rping between the two addresses is not here: both are local, so the
 # route between them is lo and rdma_cm binds both ends to one device.)
 

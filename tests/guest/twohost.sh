@@ -82,6 +82,17 @@ pp() {
 }
 uc() { pp ibv_uc_pingpong "$@"; }
 rc() { pp ibv_rc_pingpong "$@"; }
+# dc DEV [ARGS] [SERVER]: build/tests/datacheck over DEV's IPv4 GID: every
+# byte of SENDs, WRITEs and READs (the client's -t says which QP type; UD's
+# messages fit the 1024-byte MTU)
+dc() {
+	local dev=$1
+	shift
+	timeout "${T:-300}" build/tests/datacheck -d "$dev" \
+		-g "$(v4gid "$dev")" -p 18530 "$@"
+}
+DC_TYPES="rc uc ud"
+dc_args() { [ "$1" = ud ] && echo "-t ud -s 1024 -n 500" || echo "-t $1 -s 32768 -n 200"; }
 srq() { pp ibv_srq_pingpong "$@"; }
 # pt PROG DEV [ARGS] [SERVER]: a perftest program over RC, 1024-byte MTU,
 # 64 KiB messages (an atomic's are 8 bytes).  -F: a client whose estimate
@@ -382,6 +393,10 @@ if [ "$VHCA_GUEST" = a ]; then
 		ucw vhca0
 	check "guest a: RC server on vhca0, client vhca0 in b" rc vhca0
 	check "guest a: SRQ server on vhca0, client vhca0 in b" srq vhca0
+	for t in $DC_TYPES; do
+		check "guest a: datacheck server ($t) on vhca0, client vhca0 in b" \
+			dc vhca0
+	done
 	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in)
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
@@ -460,6 +475,12 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: RC client on vhca0, server rxe0 in b" \
 		retry rc vhca0 10.76.1.2
 	check "guest a: SRQ server on vhca0, client rxe0 in b" srq vhca0
+	for t in $DC_TYPES; do
+		check "guest a: datacheck server ($t) on vhca0, client rxe0 in b" \
+			dc vhca0
+		check "guest a: datacheck client -t $t on vhca0, server rxe0 in b: every byte" \
+			dc vhca0 $(dc_args $t) 10.76.1.2
+	done
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest a: $prog server on vhca0, client rxe0 in b" \
 			pt $prog vhca0
@@ -576,6 +597,10 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		retry rc vhca0 10.76.1.1
 	check "guest b: SRQ client on vhca0, server vhca0 in a" \
 		retry srq vhca0 10.76.1.1
+	for t in $DC_TYPES; do
+		check "guest b: datacheck client -t $t on vhca0, server vhca0 in a: every byte" \
+			dc vhca0 $(dc_args $t) 10.76.1.1
+	done
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
@@ -680,6 +705,12 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	check "guest b: RC server on rxe0, client vhca0 in a" rc rxe0
 	check "guest b: SRQ client on rxe0, server vhca0 in a" \
 		retry srq rxe0 10.76.1.1
+	for t in $DC_TYPES; do
+		check "guest b: datacheck client -t $t on rxe0, server vhca0 in a: every byte" \
+			dc rxe0 $(dc_args $t) 10.76.1.1
+		check "guest b: datacheck server ($t) on rxe0, client vhca0 in a" \
+			dc rxe0
+	done
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest b: $prog client on rxe0, server vhca0 in a" \
 			retry pt $prog rxe0 10.76.1.1
