@@ -712,6 +712,11 @@ struct vhca_cursor {
 #define VHCA_RNR	0x100	/* not a status: try the WQE again later */
 
 void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+void vhca_fault_corrupt(void *p, u32 n);
+#else
+static inline void vhca_fault_corrupt(void *p, u32 n) { }
+#endif
 s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
 	      struct ib_pd *pd, int access, struct vhca_seg *seg,
 	      unsigned int *nseg);

@@ -67,6 +67,7 @@ void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
 		sp = s->kbuf ? NULL : vhca_mr_map(s->mr, s->va + src->off, &sroom);
 		n = min3(n, droom, sroom);
 		memcpy(dp, sp ? sp : s->kbuf + src->off, n);
+		vhca_fault_corrupt(dp, n);
 		if (sp)
 			vhca_mr_unmap(s->mr, sp);
 		if (!d->kdst)

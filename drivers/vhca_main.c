@@ -9,6 +9,8 @@
  * the device a GID belongs to: traffic between vhca devices of this host
  * stays off the network.
  */
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/wait_bit.h>
@@ -217,6 +219,43 @@ static void vhca_unregister_all(void)
 	}
 }
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * /sys/kernel/debug/vhca/corrupt_copy: the fault-injection attributes
+ * (probability, times, ...) of one flipped byte in what the engine
+ * copies.  The tests arm it to show that their data checks catch what
+ * they are there to catch; kernels without fault injection have none.
+ */
+static DECLARE_FAULT_ATTR(vhca_corrupt_copy);
+static struct dentry *vhca_debugfs;
+
+/**
+ * vhca_fault_corrupt() - flip a byte of @n just copied to @p, if armed
+ * @p: the destination of the copy
+ * @n: its length, at least one byte
+ */
+void vhca_fault_corrupt(void *p, u32 n)
+{
+	if (should_fail(&vhca_corrupt_copy, n))
+		((u8 *)p)[n / 2] ^= 0xff;
+}
+
+static void vhca_debugfs_init(void)
+{
+	vhca_debugfs = debugfs_create_dir("vhca", NULL);
+	fault_create_debugfs_attr("corrupt_copy", vhca_debugfs,
+				  &vhca_corrupt_copy);
+}
+
+static void vhca_debugfs_exit(void)
+{
+	debugfs_remove_recursive(vhca_debugfs);
+}
+#else
+static void vhca_debugfs_init(void) { }
+static void vhca_debugfs_exit(void) { }
+#endif
+
 static int __init vhca_init(void)
 {
 	int err;
@@ -234,6 +273,7 @@ static int __init vhca_init(void)
 	err = vhca_net_init();
 	if (err)
 		goto err_tx_wq;
+	vhca_debugfs_init();
 	rdma_link_register(&vhca_link_ops);
 	return 0;
 
@@ -252,6 +292,7 @@ err_wq:
 static void __exit vhca_exit(void)
 {
 	rdma_link_unregister(&vhca_link_ops);
+	vhca_debugfs_exit();
 	vhca_unregister_all();
 	vhca_net_exit();
 	wait_var_event(&vhca_devs_alive, !atomic_read(&vhca_devs_alive));

@@ -3,7 +3,8 @@
 #
 # Fault injection on the debug kernel: tests/guest/failnth.c fails each
 # allocation of each verb in turn (fail-nth), then checks the device still
-# carries data; kmemleak's scan at the end of the run (guest-init) and
+# carries data; vhca's own fault point flips a byte the engine copies,
+# which datacheck must catch; kmemleak's scan at the end of the run (guest-init) and
 # guest.sh's report patterns find what leaked or was touched after a free.
 # The kernel must have CONFIG_FAILSLAB and CONFIG_FAIL_PAGE_ALLOC; on one
 # without, the fault-injection checks fail, they are not skipped.
@@ -34,6 +35,27 @@ check "vhca0 has a GID" wait_for 20 \
 	/sys/class/infiniband/vhca0/ports/1/gids/0
 
 tap_run failnth build/tests/failnth vhca0
+
+# One byte flipped in what the engine copies: datacheck must say where.
+# Its positive control, and what makes a passing datacheck mean something.
+cc=$dbg/vhca/corrupt_copy
+check "vhca's corrupt_copy fault point is in this build" test -d $cc
+if [ -d $cc ]; then
+	echo 0 >$cc/verbose
+	echo 1 >$cc/interval
+	for t in "rc -o send" "rc -o write" "rc -o read" "uc -o write_imm"; do
+		echo 100 >$cc/probability
+		echo 1 >$cc/times
+		! datacheck vhca0 vhca0 -t $t -n 32 -s 4096 >/tmp/dc.out 2>&1
+		r=$?
+		echo 0 >$cc/probability
+		check "datacheck -t $t fails on one flipped byte, and says where" \
+			bash -c "[ $r = 0 ] && grep 'first bad byte at offset' /tmp/dc.out"
+		grep -h "bad byte" /tmp/dc.out | sed 's/^/#   /'
+	done
+	check "datacheck -t rc passes with the fault point disarmed" \
+		datacheck vhca0 vhca0 -t rc -n 32 -s 4096
+fi
 
 check "rdma link del vhca0" rdma link del vhca0
 check "rmmod vhca" rmmod vhca
