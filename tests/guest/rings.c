@@ -9,7 +9,8 @@
  *
  * rings DEVICE hold: create a CQ and an SRQ, post to it, print "ready" and
  * wait for a line on stdin (the device is removed meanwhile); then use the
- * stale rings and tear down.  Exits 0 if all of that is survivable.
+ * stale rings and tear down.  Exits 0 if it survives that, nothing
+ * completes, and every teardown verb returns 0.
  */
 #include <errno.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -222,6 +224,273 @@ static void no_syscall_test(struct ibv_pd *pd, struct ibv_context *ctx)
 	ibv_destroy_cq(cq);
 }
 
+/*
+ * Traffic under seccomp: an RC QP sends to itself (@srq: to a second QP
+ * that receives from an SRQ) in rounds of TR_ROUND SENDs and as many
+ * receives, through a CQ of TR_CQE entries that wraps many times.  One
+ * SEND, posted before the filter with no receive for it, waits in RNR at
+ * the head of the send ring for the whole run: the engine owns the ring
+ * (VHCA_SQ_ACTIVE) and every ibv_post_send() under the filter must need no
+ * doorbell, while each round's receives let the SENDs before them through.
+ */
+#define TR_ROUND	8
+#define TR_ROUNDS	40
+#define TR_CQE		32
+#define TR_LEN		256
+
+struct traffic {
+	struct ibv_cq *cq;
+	struct ibv_comp_channel *ch;
+	struct ibv_qp *tx, *rx;
+	struct ibv_srq *srq;
+	struct ibv_mr *mr;
+	uint8_t *buf;		/* TR_ROUND + 1 send slots, then receive slots */
+	unsigned long long tsc_per_ms;
+};
+
+static uint8_t tr_byte(uint32_t msg, uint32_t k)
+{
+	return (uint8_t)(msg * 131 + k * 7 + (msg >> 8));
+}
+
+static int tr_post_send(struct traffic *t, uint32_t msg)
+{
+	uint8_t *p = t->buf + (msg % (TR_ROUND + 1)) * TR_LEN;
+	struct ibv_sge sge = { (uintptr_t)p, TR_LEN, t->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = msg, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	uint32_t k;
+
+	for (k = 0; k < TR_LEN; k++)
+		p[k] = tr_byte(msg, k);
+	return ibv_post_send(t->tx, &wr, &bad);
+}
+
+static int tr_post_recv(struct traffic *t, uint32_t msg)
+{
+	uint8_t *p = t->buf + (TR_ROUND + 1 + msg % TR_ROUND) * TR_LEN;
+	struct ibv_sge sge = { (uintptr_t)p, TR_LEN, t->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = msg, .sg_list = &sge, .num_sge = 1 },
+			   *bad;
+
+	memset(p, 0xee, TR_LEN);
+	return t->srq ? ibv_post_srq_recv(t->srq, &wr, &bad) :
+			ibv_post_recv(t->rx, &wr, &bad);
+}
+
+static unsigned long long tsc(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+
+/* the child's report: "ok" or what went wrong, through the pipe */
+static void __attribute__((noreturn)) tr_say(int fd, const char *what)
+{
+	if (write(fd, what, strlen(what)) < 0)
+		syscall(SYS_exit, 4);
+	syscall(SYS_exit, 0);
+	__builtin_unreachable();
+}
+
+/* Runs under seccomp: any syscall but exit and a write to @fd kills. */
+static void traffic_child(struct traffic *t, int fd)
+{
+	uint32_t sent = 1, got_send = 0, got_recv = 0, round, i, k;
+	struct ibv_wc wc[TR_CQE];
+	unsigned long long end;
+	static char msg[160];
+	int n, j;
+
+	if (seccomp_only_write_to(fd))
+		syscall(SYS_exit, 3);
+	if (ibv_req_notify_cq(t->cq, 0))
+		tr_say(fd, "req_notify_cq failed");
+	for (round = 0; round < TR_ROUNDS; round++) {
+		/* the engine owns the send ring: no doorbell */
+		for (i = 0; i < TR_ROUND; i++)
+			if (tr_post_send(t, sent++))
+				tr_say(fd, "post_send failed");
+		/* receives for the SENDs before these: the head one first */
+		for (i = 0; i < TR_ROUND; i++)
+			if (tr_post_recv(t, round * TR_ROUND + i))
+				tr_say(fd, t->srq ? "post_srq_recv failed" :
+					   "post_recv failed");
+		end = tsc() + 20000 * t->tsc_per_ms;
+		while ((got_send < (round + 1) * TR_ROUND ||
+			got_recv < (round + 1) * TR_ROUND) && tsc() < end) {
+			n = ibv_poll_cq(t->cq, TR_CQE, wc);
+			for (j = 0; j < n; j++) {
+				if (wc[j].status != IBV_WC_SUCCESS)
+					tr_say(fd, "a completion failed");
+				if (wc[j].opcode == IBV_WC_SEND) {
+					if (wc[j].wr_id != got_send++)
+						tr_say(fd, "send completions out of order");
+					continue;
+				}
+				if (wc[j].opcode != IBV_WC_RECV ||
+				    wc[j].wr_id != got_recv ||
+				    wc[j].byte_len != TR_LEN)
+					tr_say(fd, "a wrong receive completion");
+				for (k = 0; k < TR_LEN; k++)
+					if (t->buf[(TR_ROUND + 1 + got_recv % TR_ROUND) *
+						   TR_LEN + k] != tr_byte(got_recv, k))
+						tr_say(fd, "received data is wrong");
+				got_recv++;
+			}
+			if (n < 0)
+				tr_say(fd, "poll_cq failed");
+		}
+		if (tsc() >= end) {
+			snprintf(msg, sizeof(msg), "round %u: %u sends, %u receives completed in 20 s",
+				 round, got_send, got_recv);
+			tr_say(fd, msg);
+		}
+	}
+	/* the SENDs of the last round still wait for receives: fine */
+	tr_say(fd, "ok");
+}
+
+static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2 * TR_ROUND + 2, .max_recv_wr = TR_ROUND,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = TR_ROUND, .max_sge = 1 } };
+	const char *how = srq ? "post_srq_recv" : "post_recv";
+	struct traffic t = { 0 };
+	struct timespec t0, t1;
+	unsigned long long c0;
+	union ibv_gid gid;
+	char buf[160] = "";
+	int fds[2], status = -1, err = 0;
+	struct pollfd pfd = { .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int ev;
+	pid_t pid;
+
+	t.ch = ibv_create_comp_channel(ctx);
+	t.cq = t.ch ? ibv_create_cq(ctx, TR_CQE, NULL, t.ch, 0) : NULL;
+	/*
+	 * Shared: at fork the child gets a copy of a private page the MR has
+	 * pinned, and would write and check memory the engine never sees.
+	 */
+	t.buf = mmap(NULL, (2 * TR_ROUND + 1) * TR_LEN, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t.buf == MAP_FAILED)
+		t.buf = NULL;
+	t.mr = t.buf && t.cq ? ibv_reg_mr(pd, t.buf, (2 * TR_ROUND + 1) * TR_LEN,
+					  IBV_ACCESS_LOCAL_WRITE) : NULL;
+	t.srq = srq && t.mr ? ibv_create_srq(pd, &sa) : NULL;
+	ia.send_cq = ia.recv_cq = t.cq;
+	ia.srq = t.srq;
+	t.tx = t.mr && (!srq || t.srq) ? ibv_create_qp(pd, &ia) : NULL;
+	t.rx = t.tx && srq ? ibv_create_qp(pd, &ia) : t.tx;
+	if (!t.rx || ibv_query_gid(ctx, 1, 0, &gid) || pipe(fds)) {
+		check(0, "traffic under seccomp (%s): set-up", how);
+		return;
+	}
+	/* one QP to itself, or two to each other */
+	err = srq ? qp_rts_to(t.tx, t.rx->qp_num, &gid) ?:
+		    qp_rts_to(t.rx, t.tx->qp_num, &gid) :
+		    qp_self_rts(t.tx, &gid);
+	check(!err, "traffic under seccomp (%s): QPs connected (%d)", how, err);
+	if (err)
+		return;
+	/* the TSC's rate, for a timeout that needs no system call */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	c0 = tsc();
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 50);
+	t.tsc_per_ms = (tsc() - c0) / 50 + 1;
+
+	/* the SEND that waits in RNR until the first round's receives */
+	err = tr_post_send(&t, 0);
+	check(!err, "traffic under seccomp (%s): a SEND with no receive posted (%d)",
+	      how, err);
+	if (err)
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		traffic_child(&t, fds[1]);
+	close(fds[1]);
+	if (read(fds[0], buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "traffic under seccomp (%s): post_send with the engine owning the ring, %s, req_notify_cq and poll_cq make no system call (%s)",
+	      how, how, WIFSIGNALED(status) ? "killed by seccomp" : "exited");
+	check(!strcmp(buf, "ok"),
+	      "traffic under seccomp (%s): %d SENDs through a %d-entry CQ, every byte and completion checked (%s)",
+	      how, TR_ROUND * TR_ROUNDS, TR_CQE, buf[0] ? buf : "no report");
+	/* the arm made under the filter reached the kernel */
+	pfd.fd = t.ch->fd;
+	ev = poll(&pfd, 1, 3000) == 1 &&
+	     !ibv_get_cq_event(t.ch, &ev_cq, &ev_ctx) && ev_cq == t.cq;
+	check(ev, "traffic under seccomp (%s): the CQ armed under the filter raised its event",
+	      how);
+	if (ev)
+		ibv_ack_cq_events(t.cq, 1);
+	ibv_destroy_qp(t.tx);
+	if (t.rx != t.tx)
+		ibv_destroy_qp(t.rx);
+	if (t.srq)
+		ibv_destroy_srq(t.srq);
+	ibv_dereg_mr(t.mr);
+	ibv_destroy_cq(t.cq);
+	ibv_destroy_comp_channel(t.ch);
+	munmap(t.buf, (2 * TR_ROUND + 1) * TR_LEN);
+}
+
+/*
+ * The control: on an idle QP, ibv_post_send() must ring the doorbell, a
+ * system call, and the same filter must kill the child for it.  Without
+ * it, the traffic test above could pass with a filter that stops nothing.
+ */
+static void doorbell_control(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = cq ? ibv_create_qp(pd, &ia) : NULL;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND }, *bad;
+	union ibv_gid gid;
+	int fds[2], status = 0;
+	pid_t pid;
+
+	if (!qp || ibv_query_gid(ctx, 1, 0, &gid) || qp_self_rts(qp, &gid) ||
+	    pipe(fds)) {
+		check(0, "doorbell control: set-up");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (seccomp_only_write_to(fds[1]))
+			syscall(SYS_exit, 3);
+		ibv_post_send(qp, &wr, &bad);
+		syscall(SYS_exit, 0);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	waitpid(pid, &status, 0);
+	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
+	      "control: ibv_post_send on an idle QP rings the doorbell, and the filter kills for it (%s)",
+	      WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
 static void mmap_tests(struct ibv_context *ctx)
 {
 	void *p;
@@ -247,8 +516,8 @@ static int hold(const char *name)
 	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
 	struct ibv_srq *srq;
 	struct ibv_wc wc;
+	int err, ret, post, dsrq, dcq, dpd, dctx;
 	char line[16];
-	int err, ret;
 
 	srq = cq ? srq_create(pd, 16, 1, 0, &err) : NULL;
 	if (!srq || ibv_post_srq_recv(srq, &wr, &bad))
@@ -257,14 +526,21 @@ static int hold(const char *name)
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
-	/* the rings are stale memory now: harmless to use */
-	ibv_post_srq_recv(srq, &wr, &bad);
+	/*
+	 * The rings are stale memory now: harmless to use.  A post may fail
+	 * (a positive errno) or not; nothing completes any more; tearing
+	 * down a removed device's objects succeeds (rdma-core takes the
+	 * kernel's EIO for a dead context as done).
+	 */
+	post = ibv_post_srq_recv(srq, &wr, &bad);
 	ret = ibv_poll_cq(cq, 1, &wc);
-	printf("after removal: poll_cq %d, destroy_srq %d, destroy_cq %d\n",
-	       ret, ibv_destroy_srq(srq), ibv_destroy_cq(cq));
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
-	return 0;
+	dsrq = ibv_destroy_srq(srq);
+	dcq = ibv_destroy_cq(cq);
+	dpd = ibv_dealloc_pd(pd);
+	dctx = ibv_close_device(ctx);
+	printf("after removal: post_srq_recv %d, poll_cq %d, destroy_srq %d, destroy_cq %d, dealloc_pd %d, close_device %d\n",
+	       post, ret, dsrq, dcq, dpd, dctx);
+	return post < 0 || ret || dsrq || dcq || dpd || dctx;
 }
 
 int main(int argc, char **argv)
@@ -298,6 +574,9 @@ int main(int argc, char **argv)
 	cq_tests(ctx);
 	srq_tests(pd);
 	no_syscall_test(pd, ctx);
+	traffic_test(ctx, pd, 0);
+	traffic_test(ctx, pd, 1);
+	doorbell_control(ctx, pd);
 	mmap_tests(ctx);
 
 	check(ibv_dealloc_pd(pd) == 0, "dealloc_pd");

@@ -105,10 +105,11 @@ static inline int wait_async(struct ibv_context *ctx, enum ibv_event_type type,
 }
 
 /*
- * @qp from RESET to RTS: RC or UC connected to itself through @gid (port
+ * @qp from RESET to RTS: RC or UC connected to QPN @dest through @gid (port
  * 1), or UD.  Returns 0, or the errno of the modify that failed.
  */
-static inline int qp_self_rts(struct ibv_qp *qp, const union ibv_gid *gid)
+static inline int qp_rts_to(struct ibv_qp *qp, uint32_t dest,
+			    const union ibv_gid *gid)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
@@ -125,7 +126,7 @@ static inline int qp_self_rts(struct ibv_qp *qp, const union ibv_gid *gid)
 	a.qp_state = IBV_QPS_RTR;
 	if (!ud) {
 		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = qp->qp_num;
+		a.dest_qp_num = dest;
 		a.max_dest_rd_atomic = 1;
 		a.min_rnr_timer = 1;
 		a.ah_attr.is_global = 1;
@@ -149,6 +150,12 @@ static inline int qp_self_rts(struct ibv_qp *qp, const union ibv_gid *gid)
 			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0)))
 		return errno ? errno : EIO;
 	return 0;
+}
+
+/* qp_rts_to() the QP itself */
+static inline int qp_self_rts(struct ibv_qp *qp, const union ibv_gid *gid)
+{
+	return qp_rts_to(qp, qp->qp_num, gid);
 }
 
 #endif /* VHCA_TESTLIB_H */
