@@ -7,7 +7,7 @@
 
 ip link set eth0 up
 rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
-sleep 1
+wait_gid vhca0
 
 # server_client GIDFLAG PROG ARGS...: PROG as server, then as its client;
 # rdma-core's examples name the GID index -g, perftest -x.  A pair that
@@ -18,7 +18,7 @@ server_client_once() {
 	shift 2
 	"$prog" -d vhca0 "$gid" 0 "$@" >/tmp/server.log 2>&1 &
 	srv=$!
-	sleep 2
+	wait_listen 18515
 	timeout 120 "$prog" -d vhca0 "$gid" 0 "$@" 127.0.0.1 \
 		>/tmp/client.log 2>&1 &
 	if wait $!; then

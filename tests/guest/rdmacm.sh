@@ -11,12 +11,18 @@ ip link set eth0 up
 ip addr add $A4/24 dev eth0
 ip -6 addr add $A6/64 dev eth0 nodad
 rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
-sleep 1
+wait_gid vhca0
 
 check_eq "the GSI QP exists: QPN 1, in RTS" \
 	"$(rdma res show qp link vhca0/1 | grep -c 'lqpn 1 type GSI state RTS')" 1
 check_eq "the MAD layer opened the port (no \"Couldn't open port\")" \
 	"$(dmesg | grep -c "Couldn't open port")" 0
+
+# cm_listening: until an RDMA CM ID listens (a server is up; the CM's
+# port space is not TCP's, so ss does not show it)
+cm_listening() {
+	wait_for 30 bash -c "rdma res show cm_id | grep -q 'state LISTEN'"
+}
 
 # pair 'SERVER' 'CLIENT': the server in the background, then the client;
 # both must succeed
@@ -24,7 +30,7 @@ pair() {
 	local srv
 	bash -c "$1" >/tmp/server.log 2>&1 &
 	srv=$!
-	sleep 1
+	cm_listening
 	if timeout 60 bash -c "$2" >/tmp/client.log 2>&1 && wait $srv; then
 		return 0
 	fi
@@ -46,7 +52,7 @@ check "udaddy (UD through the CM's SIDR)" pair "udaddy" "udaddy -s $A4"
 for mode in small unreg; do
 	build/tests/post_recvv -s $A4 $mode >/tmp/recvv.tap 2>&1 &
 	srv=$!
-	sleep 1
+	cm_listening
 	timeout 60 build/tests/post_recvv -c $A4 >/tmp/recvv-client.log 2>&1
 	check_eq "post_recvv client ($mode) exit status" $? 0
 	wait $srv
