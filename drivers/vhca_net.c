@@ -262,8 +262,12 @@ static int vhca_udp_recv(struct sock *sk, struct sk_buff *skb)
  * vhca_roce_rcv().  Routing, netfilter and the socket lookup are not
  * consulted for it, as for a NIC's RoCE traffic; packet taps (tcpdump)
  * still see it.  Anything else, or anything in doubt, is passed on to the
- * stack as it came, and RoCEv2 that reaches the UDP socket another way
- * (over a VLAN, or to an address of another netdev) is still received.
+ * stack as it came.  RoCEv2 that reaches the UDP socket on the device's
+ * own netdev (steering off, or a netdev whose rx_handler another driver
+ * holds) is received there; on any other netdev (a VLAN over it, a
+ * bridge it is a port of) vhca_udp_recv() drops it: answering would need
+ * the GID's netdev on the way out, and transmission routes out of the
+ * device's own.
  */
 
 /*
