@@ -55,6 +55,16 @@ if [ -d $cc ]; then
 	done
 	check "datacheck -t rc passes with the fault point disarmed" \
 		datacheck vhca0 vhca0 -t rc -n 32 -s 4096
+	# and the kernel-verbs module's check of what its SENDs carried
+	echo 100 >$cc/probability
+	echo 1 >$cc/times
+	dmesg -C
+	insmod "${VHCA_KMODS:-build/tests}/vhca_kverbs_test.ko" dev=vhca0
+	echo 0 >$cc/probability
+	rmmod vhca_kverbs_test
+	check "vhca_kverbs_test finds the flipped byte (its RC SENDs not intact)" \
+		bash -c "dmesg | grep -q 'not ok .* RC on an RQ: 4 SENDs received intact'"
+	dmesg | grep "first bad byte" | sed 's/^/#   /'
 fi
 
 check "rdma link del vhca0" rdma link del vhca0

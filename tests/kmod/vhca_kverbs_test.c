@@ -75,6 +75,7 @@ struct tcase {
 		u32 idx;
 	} rcv[NRECV + 1];
 	atomic_t count[C_MAX];
+	u32 next_rx;		/* the SEND the next receive must hold */
 	bool data_ok;
 	bool last_wqe;
 	wait_queue_head_t wq;
@@ -99,18 +100,51 @@ static void send_done(struct ib_cq *cq, struct ib_wc *wc)
 		 wc->status == IB_WC_WR_FLUSH_ERR ? C_SEND_FLUSH : C_OTHER);
 }
 
+/* byte @k of SEND @i: no two SENDs, no two offsets alike */
+static u8 pattern(u32 i, u32 k)
+{
+	return (i * 151 + k * 7 + 0x5a) ^ (k >> 5);
+}
+
+/* what a receive buffer holds before a SEND lands in it */
+#define POISON	0xee
+
+/*
+ * SEND @i, in order, in the receive buffer @p (after UD's GRH slot), and
+ * the rest of the buffer as it was posted.  Returns -1, or the offset of
+ * the first wrong byte.
+ */
+static int check_recv(struct tcase *t, const u8 *p, u32 i)
+{
+	u32 off = t->type == IB_QPT_UD ? 40 : 0, k;
+
+	for (k = 0; k < MSG; k++)
+		if (p[off + k] != pattern(i, k))
+			return off + k;
+	for (k = off + MSG; k < BUF; k++)
+		if (p[k] != POISON)
+			return k;
+	return -1;
+}
+
 static void recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rcv *r = container_of(wc->wr_cqe, struct rcv, cqe);
 	struct tcase *t = r->t;
 	u32 off = t->type == IB_QPT_UD ? 40 : 0;
-	u8 *p = t->b.buf + r->idx * BUF + off;
+	int bad;
 
 	if (wc->status == IB_WC_SUCCESS) {
-		/* each SEND carries its index in every byte */
-		if (wc->byte_len != MSG + off || memchr_inv(p, p[0], MSG) ||
-		    p[0] >= NSEND)
+		ib_dma_sync_single_for_cpu(t->dev, t->b.dma, NRECV * BUF,
+					   DMA_BIDIRECTIONAL);
+		bad = check_recv(t, t->b.buf + r->idx * BUF, t->next_rx);
+		if (wc->byte_len != MSG + off || bad >= 0) {
+			pr_info("%s receive %u (SEND %u): byte_len %u, first bad byte %d\n",
+				qpt_name(t->type), r->idx, t->next_rx,
+				wc->byte_len, bad);
 			t->data_ok = false;
+		}
+		t->next_rx++;
 		count(t, C_RECV_OK);
 	} else {
 		count(t, wc->status == IB_WC_WR_FLUSH_ERR ? C_RECV_FLUSH :
@@ -188,9 +222,11 @@ static int side_create(struct tcase *t, struct side *s)
 	s->qp = ib_create_qp(t->pd, &init);
 	if (IS_ERR(s->qp))
 		return PTR_ERR(s->qp);
-	s->buf = kzalloc((NRECV + 1) * BUF, GFP_KERNEL);
+	s->buf = kmalloc((NRECV + 1) * BUF, GFP_KERNEL);
 	if (!s->buf)
 		return -ENOMEM;
+	/* a byte no SEND wrote cannot pass for one */
+	memset(s->buf, POISON, (NRECV + 1) * BUF);
 	s->dma = ib_dma_map_single(t->dev, s->buf, (NRECV + 1) * BUF,
 				   DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(t->dev, s->dma)) {
@@ -301,10 +337,13 @@ static int post_send(struct tcase *t, u8 tag)
 		.remote_qkey = 0x11111111,
 	};
 
+	u32 k;
+
 	/* one SEND at a time: the buffer is rewritten for the next */
 	ib_dma_sync_single_for_cpu(t->dev, t->a.dma, (NRECV + 1) * BUF,
 				   DMA_BIDIRECTIONAL);
-	memset(t->a.buf + NRECV * BUF, tag, MSG);
+	for (k = 0; k < MSG; k++)
+		t->a.buf[NRECV * BUF + k] = pattern(tag, k);
 	ib_dma_sync_single_for_device(t->dev, t->a.dma, (NRECV + 1) * BUF,
 				      DMA_BIDIRECTIONAL);
 	return ib_post_send(t->a.qp, &wr.wr, NULL);
