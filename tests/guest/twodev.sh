@@ -13,7 +13,8 @@ ip addr add 10.77.0.1/24 dev veth0
 ip addr add 10.77.0.2/24 dev veth1
 check "rdma link add vhca0 on veth0" rdma link add vhca0 type vhca netdev veth0
 check "rdma link add vhca1 on veth1" rdma link add vhca1 type vhca netdev veth1
-sleep 1
+wait_gid vhca0
+wait_gid vhca1
 
 # srv_cli SERVER_DEV CLIENT_DEV GIDFLAG PROG ARGS...: PROG on SERVER_DEV,
 # its client on CLIENT_DEV; each uses its device's GID 0 (IPv6 link-local,
@@ -25,7 +26,7 @@ srv_cli_once() {
 	shift 4
 	"$prog" -d "$sd" "$g" 0 "$@" >/tmp/server.log 2>&1 &
 	srv=$!
-	sleep 2
+	wait_listen 18515
 	"$prog" -d "$cd" "$g" 0 "$@" 127.0.0.1 >/tmp/client.log 2>&1 &
 	cli=$!
 	for _ in $(seq 120); do kill -0 $cli 2>/dev/null || break; sleep 1; done
