@@ -5,7 +5,12 @@
 A test that ran is "ok" or "not ok"; a test rdma-core skipped (a feature
 the device does not claim) is a "#" comment, never counted as a pass.
 
-Usage: pyverbs_tap.py TESTS_DIR DEVICE
+Every test listed in EXPECTED (ids, one a line, "#" comments) must run:
+one that rdma-core skipped or that never ran is a "not ok" with its
+reason, so a regression that turns passes into skips cannot go unseen.
+A test that runs and is not listed is printed, to be added.
+
+Usage: pyverbs_tap.py TESTS_DIR DEVICE EXPECTED
 """
 import os
 import sys
@@ -13,7 +18,9 @@ import traceback
 import unittest
 from importlib.machinery import SourceFileLoader
 
-tests_dir, dev = sys.argv[1], sys.argv[2]
+tests_dir, dev, expected_file = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(expected_file) as f:
+    expected = [x.strip() for x in f if x.strip() and not x.startswith('#')]
 sys.path.insert(0, tests_dir)
 sys.argv = [sys.argv[0], '--dev', dev]
 from args_parser import parser  # noqa: E402  (rdma-core's, from tests_dir)
@@ -25,9 +32,12 @@ parser.parse_args()
 class Tap(unittest.TestResult):
     n = 0
     skipped_n = 0
+    ran = set()
+    skipped = {}
 
     def emit(self, ok, test, detail=None):
         Tap.n += 1
+        Tap.ran.add(test.id())
         print('%sok %d - %s' % ('' if ok else 'not ', Tap.n, test.id()), flush=True)
         for line in (detail or '').splitlines()[-15:]:
             print('#   ' + line)
@@ -51,6 +61,7 @@ class Tap(unittest.TestResult):
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
         Tap.skipped_n += 1
+        Tap.skipped[test.id()] = reason
         print('# skipped %s: %s' % (test.id(), reason))
 
 
@@ -58,5 +69,20 @@ suite = unittest.defaultTestLoader.loadTestsFromModule(tests)
 result = Tap()
 suite.run(result)
 print('# %d ran, %d skipped by rdma-core' % (Tap.n, Tap.skipped_n))
+missing = 0
+for t in expected:
+    if t in Tap.ran:
+        continue
+    missing += 1
+    Tap.n += 1
+    print('not ok %d - %s ran before and did not now (%s)' %
+          (Tap.n, t, 'skipped: ' + Tap.skipped[t] if t in Tap.skipped
+           else 'no such test'))
+for t in sorted(Tap.ran - set(expected)):
+    print('# runs now and is not in %s: %s' % (expected_file, t))
+Tap.n += 1
+print('%sok %d - at least the %d tests of %s ran (%d)' %
+      ('not ' if missing else '', Tap.n, len(expected), expected_file,
+       len(Tap.ran)))
 print('1..%d' % Tap.n)
-sys.exit(0 if result.wasSuccessful() and Tap.n else 1)
+sys.exit(0 if result.wasSuccessful() and not missing else 1)
