@@ -47,16 +47,22 @@ key=$({
 	cat "$debconf" "$fragment" "$modlist" "$here/debug-kernel.sh"
 } | sha256sum | cut -c1-16)
 
+# The tree stays clean: every output goes to $build.
+kmake() { nice -n 10 make -C "$ksrc" O="$build" "$@"; }
+
 if [ "$force" = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$key" ] &&
 	[ -f "$root/vmlinuz" ]; then
+	# $build/Makefile and $build/source name the source folder by its
+	# absolute path: a cache that was moved or copied (VHCA_CACHE set
+	# elsewhere for the build) would leave M= builds a dangling include.
+	# Rewriting them costs a tenth of a second.
+	kmake -s outputmakefile || die "cannot point $build at $ksrc"
 	exit 0
 fi
 
 start=$(date +%s)
 mkdir -p "$build"
 rm -f "$stamp"
-# The tree stays clean: every output goes to $build.
-kmake() { nice -n 10 make -C "$ksrc" O="$build" "$@"; }
 
 # The list for localmodconfig, in lsmod's format (one name a line is
 # enough): the modules asked for and those they depend on, from Debian's
