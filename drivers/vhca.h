@@ -310,6 +310,12 @@ struct vhca_rd_resp {
  * 34-41 all at once.
  */
 #define VHCA_RD_INFLIGHT	512
+/*
+ * The same for a UC QP's SENDs and WRITEs: UC has no ACK to pace it, and
+ * a 16 MiB message sent as fast as the engine builds its packets lost
+ * some to the sender's own CoDel, which loses the whole message.
+ */
+#define VHCA_UC_INFLIGHT	512
 /* READ response packets rd_work takes at once. */
 #define VHCA_RD_BATCH		16
 
@@ -346,6 +352,11 @@ struct vhca_rc_wqe {
  * @skip: packets of the oldest WQE the responder has (a sequence NAK said
  *	so); its resend starts after them
  * @rewound: the oldest WQE is on its way again; @acked stays
+ * @partial: the SEND or WRITE at @next - 1 has packets left from @tail,
+ *	which wait for room in the window; no later WQE goes before them
+ * @tail: the first of them
+ * @psn_high: one past the latest PSN sent (a READ's: its responses'); a
+ *	packet before it goes again
  * @timed_out: the timer fired; the work retransmits
  * @moved: the oldest WQE made progress since the timer last started
  * @busy: counted in the device's rc_busy: WQEs are on the wire
@@ -370,6 +381,9 @@ struct vhca_req {
 	u32 acked;
 	u32 skip;
 	bool rewound;
+	bool partial;
+	u32 tail;
+	u32 psn_high;
 	bool timed_out;
 	bool moved;
 	bool busy;
@@ -463,6 +477,8 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  * @rq_cons: the kernel's consumer index of the receive ring
  * @rq_lock: guards rq_cons against the engines of QPs sending here
  * @sq_cons: the engine's consumer index of the send ring
+ * @wire_pkt: UC on the wire: the next packet of WQE @sq_cons, which one
+ *	run of the ring left unsent (vhca_uc_wire())
  * @sq_work: the engine's work on the send ring (delayed for RNR)
  * @rnr_left: RNR retries left for the WQE at sq_cons
  * @rnr_wait: the RNR timer's work owns the send ring; doorbells wait for it
@@ -485,10 +501,13 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  *	no GID table lookup per packet
  * @dst_cache: the route to its DGID, reset when it changes
  * @resp: a UC or RC QP's responder, for messages arriving from the wire
- * @rd_inflight: RC: READ response packets sent and not yet freed
+ * @net_inflight: packets sent and not yet freed by the netdev: an RC
+ *	responder's READ responses, a UC requester's SENDs and WRITEs
+ * @uc_wait: UC: a message waits for @net_inflight to fall; the packet
+ *	destructor that sees it kicks @sq_work
  * @rd_cpu: RC: the CPU that last freed one, where @rd_work runs; -1 first
  * @rd_work: RC: sends the READs queued, kicked by their requests and as
- *	@rd_inflight falls
+ *	@net_inflight falls
  * @req: an RC QP's requester on the wire
  */
 struct vhca_qp {
@@ -500,6 +519,7 @@ struct vhca_qp {
 	u32 rq_cons;
 	spinlock_t rq_lock;	/* rq_cons */
 	u32 sq_cons;
+	u32 wire_pkt;
 	struct delayed_work sq_work;
 	u8 rnr_left;
 	bool rnr_wait;
@@ -517,7 +537,8 @@ struct vhca_qp {
 	union ib_gid sgid;
 	struct dst_cache dst_cache;
 	struct vhca_resp resp;
-	atomic_t rd_inflight;
+	atomic_t net_inflight;
+	bool uc_wait;
 	int rd_cpu;
 	struct work_struct rd_work;
 	struct vhca_req req;
@@ -710,6 +731,14 @@ struct vhca_cursor {
 };
 
 #define VHCA_RNR	0x100	/* not a status: try the WQE again later */
+#define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
+/*
+ * Packets one run of a send ring puts on the wire for one WQE at most:
+ * the RC window's largest (VHCA_RC_MAX_PKTS), for UC as well.  The rest
+ * waits for the next run, in the QP's work, and the system call that rang
+ * the doorbell returns.
+ */
+#define VHCA_WIRE_RUN_PKTS	512
 
 void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
@@ -740,18 +769,22 @@ enum vhca_sq_stop {
 	VHCA_SQ_IDLE,	/* nothing it can do until something is posted */
 	VHCA_SQ_MORE,	/* the budget ran out with WQEs left */
 	VHCA_SQ_WAIT,	/* an RNR timer will run it again */
-	VHCA_SQ_BLOCKED, /* RC waits for responses; each one kicks it */
+	VHCA_SQ_BLOCKED, /* RC waits for responses, UC for its packets to
+			  * leave the netdev; each kicks it
+			  */
 };
 
 /* vhca_conn.c: UC to a QP on another host, and the UC and RC responder */
 int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 const struct vhca_swqe *w, struct vhca_seg *sseg,
 		 unsigned int ns, u32 len);
+void vhca_uc_drain(struct vhca_qp *qp);
 u8 vhca_conn_op(bool write, bool first, bool last, bool imm);
 u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp);
 u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 		   const struct vhca_swqe *w, struct vhca_cursor *src, u32 len,
-		   u32 psn, u32 from);
+		   u32 psn, u32 from, u32 max);
+u32 vhca_conn_npkts(struct vhca_dev *vdev, struct vhca_qp *qp, u32 len);
 void vhca_rc_rd_work(struct work_struct *work);
 void vhca_rc_rd_drain(struct vhca_qp *qp);
 

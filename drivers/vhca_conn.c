@@ -43,6 +43,57 @@ u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
 #define VHCA_XMIT_YIELD		64
 
 /*
+ * The destructor of a UC SEND or WRITE packet: the netdev is done with it.
+ * Once half the QP's allowance is free, a message waiting for it goes on
+ * in the QP's work.  Any context.
+ */
+static void vhca_uc_free(struct sk_buff *skb)
+{
+	struct vhca_qp *qp = skb_shinfo(skb)->destructor_arg;
+	int left;
+
+	rcu_read_lock();	/* vhca_uc_drain() waits for it */
+	left = atomic_dec_return(&qp->net_inflight);
+	if (left <= VHCA_UC_INFLIGHT / 2 && READ_ONCE(qp->uc_wait)) {
+		WRITE_ONCE(qp->uc_wait, false);
+		vhca_qp_kick(qp);
+	}
+	if (!left)
+		wake_up_var(&qp->net_inflight);
+	rcu_read_unlock();
+}
+
+/*
+ * How many more UC packets may go now.  If none, the destructors are told
+ * to kick the QP: they decrement, then look at uc_wait; this sets uc_wait,
+ * then looks at the count, so one of the two sees the other.
+ */
+static u32 vhca_uc_room(struct vhca_qp *qp)
+{
+	int n = atomic_read(&qp->net_inflight);
+
+	if (n < VHCA_UC_INFLIGHT)
+		return VHCA_UC_INFLIGHT - n;
+	WRITE_ONCE(qp->uc_wait, true);
+	smp_mb();	/* pairs with atomic_dec_return() in vhca_uc_free() */
+	n = atomic_read(&qp->net_inflight);
+	return n < VHCA_UC_INFLIGHT ? VHCA_UC_INFLIGHT - n : 0;
+}
+
+/**
+ * vhca_uc_drain() - wait for a UC QP's packets to leave the netdev
+ * @qp: a UC QP being destroyed, which sends nothing any more
+ *
+ * Their destructor refers to it.  The qdisc frees what it holds when the
+ * netdev goes down, so the wait ends.
+ */
+void vhca_uc_drain(struct vhca_qp *qp)
+{
+	wait_var_event(&qp->net_inflight, !atomic_read(&qp->net_inflight));
+	synchronize_rcu();	/* the destructors that saw it fall are done */
+}
+
+/*
  * Let go of RCU and of the CPU in the middle of a long message, then find
  * its SGEs again, into qp->seg, and @src at @off of them.  Returns false
  * if they no longer describe @len bytes: the rest of the message is lost.
@@ -73,22 +124,26 @@ static bool vhca_conn_yield(struct vhca_dev *vdev, struct vhca_qp *qp,
  * @src: its data, found in qp->seg
  * @len: how many bytes
  * @psn: the PSN of the first packet
- * @from: the first packet to send: 0, or where an RC responder's sequence
- *	NAK said the message broke off
+ * @from: the first packet to send: 0, where an RC responder's sequence
+ *	NAK said the message broke off, or where an earlier call stopped
+ * @max: packets to send at most in this call
  *
  * FIRST, MIDDLE, LAST or ONLY, with the RETH on a WRITE's first packet,
  * the ImmDt (or IETH) on the last.  RC's packets go through
- * vhca_rc_xmit(), which decides which of them ask for an ACK.  A packet
- * that cannot be allocated is lost, as on a wire, and so are the ones
- * after it: RC sends the WQE again, UC never knows.  Every
+ * vhca_rc_xmit(), which decides which of them ask for an ACK; the last of
+ * a call that leaves packets for later counts as a message's last there,
+ * so the run's end makes it ask, and a window the call filled opens
+ * again.  A packet that cannot be allocated is lost, as on a wire, and so
+ * are the ones after it: RC sends the WQE again, UC never knows.  Every
  * VHCA_XMIT_YIELD packets the CPU may go to another task.  Process
  * context, under rcu_read_lock().
  *
- * Return: how many PSNs the message takes.
+ * Return: the first packet not sent, to go on from later; the message's
+ * count of packets (vhca_conn_npkts()) once it is all gone or lost.
  */
 u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 		   const struct vhca_swqe *w, struct vhca_cursor *src, u32 len,
-		   u32 psn, u32 from)
+		   u32 psn, u32 from, u32 max)
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	bool write = w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
@@ -96,7 +151,7 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
 		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	bool inv = w->opcode == IB_UVERBS_WR_SEND_WITH_INV;
-	u32 mtu = vhca_qp_mtu(vdev, qp), npkts = len ? DIV_ROUND_UP(len, mtu) : 1;
+	u32 mtu = vhca_qp_mtu(vdev, qp), npkts = vhca_conn_npkts(vdev, qp, len);
 	struct vhca_tx_hdr h = {
 		.dqpn = qp->attr.dest_qp_num,
 		.va = w->rdma.remote_addr,
@@ -107,18 +162,19 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_cursor dst;
 	struct vhca_seg out;
 	struct sk_buff *skb;
-	u32 i, n, off;
+	u32 i, n, off, end;
 
 	/* the process may have rewritten the WQE to fewer bytes meanwhile */
 	from = min(from, npkts - 1);
+	end = from + min(max, npkts - from);
 	off = from * mtu;
 	vhca_cursor_skip(src, off);
-	for (i = from; i < npkts; i++) {
+	for (i = from; i < end; i++) {
 		bool first = !i, last = i == npkts - 1;
 
 		if (i != from && !((i - from) % VHCA_XMIT_YIELD) &&
 		    need_resched() && !vhca_conn_yield(vdev, qp, w, src, len, off))
-			break;
+			return npkts;
 		n = min(len - off, mtu);
 		h.opcode = (rc ? VHCA_OP_RC : VHCA_OP_UC) |
 			   vhca_conn_op(write, first, last, imm);
@@ -131,32 +187,53 @@ u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
 		h.has_imm = (imm || inv) && last;
 		skb = vhca_net_alloc(vdev, &h, n, &out.kdst);
 		if (!skb)
-			break;
+			return npkts;
 		out.len = n;
 		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
 		vhca_copy(&dst, src, n);
-		if (rc)
-			vhca_rc_xmit(qp, skb, last);
-		else
+		if (rc) {
+			vhca_rc_xmit(qp, skb, i == end - 1);
+		} else {
+			atomic_inc(&qp->net_inflight);
+			skb->destructor = vhca_uc_free;
+			skb_shinfo(skb)->destructor_arg = qp;
 			vhca_net_send_qp(vdev, skb, qp);
+		}
 		off += n;
 	}
-	return npkts;
+	return end;
+}
+
+/* The packets, and PSNs, of a SEND or WRITE of @len bytes. */
+u32 vhca_conn_npkts(struct vhca_dev *vdev, struct vhca_qp *qp, u32 len)
+{
+	return len ? DIV_ROUND_UP(len, vhca_qp_mtu(vdev, qp)) : 1;
 }
 
 /*
  * A UC SEND or WRITE to a QP on another host.  UC is unacknowledged: the
  * WQE is done when its last packet has left, and a lost packet is the
- * responder's to notice.
+ * responder's to notice.  One call sends VHCA_WIRE_RUN_PKTS packets at
+ * most, and no more than the netdev has room for (vhca_uc_room()), and
+ * returns VHCA_PARTIAL if more are left: the engine runs the WQE again
+ * from qp->wire_pkt later, so a message of 2 GiB holds neither the
+ * doorbell's system call nor the QP's lock until its last packet.
  */
 int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 const struct vhca_swqe *w, struct vhca_seg *sseg,
 		 unsigned int ns, u32 len)
 {
 	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
-	u32 npkts = vhca_conn_xmit(vdev, qp, w, &src, len, qp->attr.sq_psn,
-				   0);
+	u32 npkts = vhca_conn_npkts(vdev, qp, len);
+	u32 next = vhca_conn_xmit(vdev, qp, w, &src, len, qp->attr.sq_psn,
+				  qp->wire_pkt,
+				  min(VHCA_WIRE_RUN_PKTS, vhca_uc_room(qp)));
 
+	if (next < npkts) {
+		qp->wire_pkt = next;
+		return VHCA_PARTIAL;
+	}
+	qp->wire_pkt = 0;
 	qp->attr.sq_psn = (qp->attr.sq_psn + npkts) & VHCA_BTH_PSN_MASK;
 	return IB_WC_SUCCESS;
 }
@@ -358,11 +435,11 @@ static void vhca_rc_rd_free(struct sk_buff *skb)
 
 	rcu_read_lock();	/* vhca_rc_rd_drain() waits for it */
 	WRITE_ONCE(qp->rd_cpu, raw_smp_processor_id());
-	left = atomic_dec_return(&qp->rd_inflight);
+	left = atomic_dec_return(&qp->net_inflight);
 	if (left <= VHCA_RD_INFLIGHT / 2 && READ_ONCE(qp->resp.rd_wait))
 		vhca_rc_rd_kick(qp);
 	if (!left)
-		wake_up_var(&qp->rd_inflight);
+		wake_up_var(&qp->net_inflight);
 	rcu_read_unlock();
 }
 
@@ -374,13 +451,13 @@ static void vhca_rc_rd_free(struct sk_buff *skb)
  */
 static u32 vhca_rc_rd_room(struct vhca_qp *qp)
 {
-	int n = atomic_read(&qp->rd_inflight);
+	int n = atomic_read(&qp->net_inflight);
 
 	if (n < VHCA_RD_INFLIGHT)
 		return VHCA_RD_INFLIGHT - n;
 	WRITE_ONCE(qp->resp.rd_wait, true);
 	smp_mb();	/* pairs with atomic_dec_return() in vhca_rc_rd_free() */
-	n = atomic_read(&qp->rd_inflight);
+	n = atomic_read(&qp->net_inflight);
 	return n < VHCA_RD_INFLIGHT ? VHCA_RD_INFLIGHT - n : 0;
 }
 
@@ -422,7 +499,7 @@ static bool vhca_rc_rd_take(struct vhca_qp *qp, struct vhca_rd_batch *b)
 		b->av = qp->av;
 		b->sgid = qp->sgid;
 		e->sent += b->n;
-		atomic_add(b->n, &qp->rd_inflight);
+		atomic_add(b->n, &qp->net_inflight);
 	}
 	spin_unlock_bh(&r->lock);
 	return room;
@@ -500,8 +577,8 @@ static void vhca_rc_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
 	rcu_read_unlock();
 	/* what was taken and not sent no longer counts */
 	if (e->sent < end &&
-	    !atomic_sub_return(end - e->sent, &qp->rd_inflight))
-		wake_up_var(&qp->rd_inflight);
+	    !atomic_sub_return(end - e->sent, &qp->net_inflight))
+		wake_up_var(&qp->net_inflight);
 }
 
 /**
@@ -540,7 +617,7 @@ void vhca_rc_rd_drain(struct vhca_qp *qp)
 	spin_lock_bh(&qp->resp.lock);
 	vhca_resp_rd_forget(&qp->resp);
 	spin_unlock_bh(&qp->resp.lock);
-	wait_var_event(&qp->rd_inflight, !atomic_read(&qp->rd_inflight));
+	wait_var_event(&qp->net_inflight, !atomic_read(&qp->net_inflight));
 	synchronize_rcu();	/* the destructors that saw it fall are done */
 	cancel_work_sync(&qp->rd_work);
 }

@@ -778,6 +778,7 @@ static struct vhca_swqe *vhca_sq_fetch(struct vhca_qp *qp)
 void vhca_sq_advance(struct vhca_qp *qp)
 {
 	qp->sq_cons++;
+	qp->wire_pkt = 0;
 	/* Release: the slot is copied before it is handed back. */
 	smp_store_release(&qp->sq.hdr->consumer, qp->sq_cons);
 }
@@ -805,8 +806,8 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 
 /*
  * Execute one send WQE here: checked against the opcode table first.
- * Returns its completion status, or VHCA_RNR.  Process context; caller
- * holds qp->lock.
+ * Returns its completion status, VHCA_RNR, or VHCA_PARTIAL (UC on the
+ * wire) to run it again.  Process context; caller holds qp->lock.
  */
 static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 			const struct vhca_swqe *w)
@@ -884,6 +885,10 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		w = vhca_sq_fetch(qp);
 		status = vhca_sq_exec(vdev, qp, w);
 
+		/* the work goes on with it, when a packet is freed if it waits */
+		if (status == VHCA_PARTIAL)
+			return READ_ONCE(qp->uc_wait) ? VHCA_SQ_BLOCKED :
+							VHCA_SQ_MORE;
 		if (status == VHCA_RNR) {
 			struct vhca_qp *peer;
 			u8 timer = 0;

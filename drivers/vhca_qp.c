@@ -366,6 +366,7 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	spin_unlock_bh(&qp->resp.lock);
 	spin_lock_irq(&qp->sq_post_lock);
 	qp->sq_cons = 0;
+	qp->wire_pkt = 0;
 	WRITE_ONCE(qp->sq.hdr->consumer, 0);
 	WRITE_ONCE(qp->sq.hdr->ctrl, 0);
 	if (kernel)
@@ -591,6 +592,8 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	synchronize_rcu();
 	if (qp->resp.rd)
 		vhca_rc_rd_drain(qp);
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		vhca_uc_drain(qp);
 	if (qp->req.fl)
 		timer_shutdown_sync(&qp->req.timer);	/* it kicks the work */
 	cancel_delayed_work_sync(&qp->sq_work);

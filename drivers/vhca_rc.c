@@ -206,6 +206,7 @@ void vhca_rc_req_reset(struct vhca_qp *qp)
 	qp->req.reads = 0;
 	qp->req.skip = 0;
 	qp->req.rewound = false;
+	qp->req.partial = false;
 	qp->req.retry_left = qp->attr.retry_cnt;
 	WRITE_ONCE(qp->req.timed_out, false);
 	qp->req.moved = false;
@@ -305,13 +306,12 @@ static void vhca_rc_rewind(struct vhca_qp *qp, u32 skip)
 	if (vhca_rc_is_rd_atomic(e->opcode) ||
 	    skip >= e->npkts)
 		skip = 0;	/* a READ asks again for what it has not got */
-	vhca_count_n(to_vdev(qp->ibqp.device), VHCA_CNT_RETRANS_PKTS,
-		     vhca_psn_diff(qp->attr.sq_psn, e->psn) - skip);
 	qp->attr.sq_psn = e->psn;
 	q->next = qp->sq_cons;
 	q->reads = 0;
 	q->skip = skip;
 	q->rewound = true;
+	q->partial = false;	/* it goes again from the oldest */
 	del_timer(&q->timer);	/* restarted when they have gone again */
 }
 
@@ -422,6 +422,23 @@ static void vhca_rc_retry(struct vhca_qp *qp, u32 skip)
 	vhca_rc_rewind(qp, skip);
 }
 
+/*
+ * After a timeout: the packets of the oldest WQE that an ACK or NAK said
+ * the responder has, up to the one at q->acked (a NAK's PSN is the one it
+ * misses; an ACK's goes again as a harmless duplicate).  A long SEND or
+ * WRITE goes on from there instead of from its first packet.
+ */
+static u32 vhca_rc_acked_skip(struct vhca_qp *qp)
+{
+	const struct vhca_req *q = &qp->req;
+	s32 d;
+
+	if (qp->sq_cons == q->next)
+		return 0;
+	d = vhca_psn_diff(q->acked, q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn);
+	return d > 0 ? d : 0;	/* vhca_rc_rewind() checks it against the WQE */
+}
+
 /* Whether @psn is one of @e's. */
 static bool vhca_rc_owns(const struct vhca_rc_wqe *e, u32 psn)
 {
@@ -468,17 +485,69 @@ static struct vhca_rc_wqe *vhca_rc_advance(struct vhca_qp *qp, u32 psn,
 static bool vhca_rc_psn_sent(struct vhca_qp *qp, u32 psn)
 {
 	const struct vhca_req *q = &qp->req;
-	const struct vhca_rc_wqe *e;
-	u32 last;
+	/* the latest PSN sent, even after a rewind; not a partial's rest */
+	u32 last = q->sent == qp->sq_cons ? qp->attr.sq_psn - 1 :
+		   q->psn_high - 1;
 
-	if (q->sent == qp->sq_cons) {
-		last = qp->attr.sq_psn - 1;
-	} else {
-		/* the latest WQE sent, even after a rewind */
-		e = &q->fl[(q->sent - 1) & VHCA_RC_FL_MASK];
-		last = e->psn + e->npkts - 1;
-	}
 	return vhca_psn_diff(psn, last & VHCA_BTH_PSN_MASK) <= 0;
+}
+
+/*
+ * @n request packets from PSN @psn have gone, and the latest of them
+ * takes PSNs up to @end: those before q->psn_high went before.
+ */
+static void vhca_rc_went(struct vhca_qp *qp, u32 psn, u32 n, u32 end)
+{
+	struct vhca_req *q = &qp->req;
+	s32 again = vhca_psn_diff(q->psn_high, psn);
+
+	if (again > 0)
+		vhca_count_n(to_vdev(qp->ibqp.device), VHCA_CNT_RETRANS_PKTS,
+			     min_t(u32, again, n));
+	if (vhca_psn_diff(end & VHCA_BTH_PSN_MASK, q->psn_high) > 0)
+		q->psn_high = end & VHCA_BTH_PSN_MASK;
+}
+
+/*
+ * Packets the QP may send from PSN @psn on before the window is full:
+ * counted from the oldest WQE on the wire, or from the first PSN not
+ * acknowledged inside it (a long WQE moves on packet by packet).
+ */
+static u32 vhca_rc_room(struct vhca_qp *qp, u32 psn)
+{
+	const struct vhca_req *q = &qp->req;
+	u32 max = vhca_rc_max_pkts(qp), base = psn;
+	s32 used;
+
+	if (qp->sq_cons != q->next) {
+		base = q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn;
+		if (vhca_psn_diff((q->acked + 1) & VHCA_BTH_PSN_MASK, base) > 0)
+			base = (q->acked + 1) & VHCA_BTH_PSN_MASK;
+	}
+	used = vhca_psn_diff(psn & VHCA_BTH_PSN_MASK, base);
+	if (used <= 0)
+		return max;
+	return (u32)used < max ? max - used : 0;
+}
+
+/*
+ * Send SEND or WRITE @e (WQE @w, its data at @src) from its packet @from,
+ * as far as the window has room: the rest, if any, waits in q->tail for
+ * vhca_rc_continue().  Under rcu_read_lock().
+ */
+static void vhca_rc_data(struct vhca_qp *qp, struct vhca_rc_wqe *e,
+			 const struct vhca_swqe *w, struct vhca_cursor *src,
+			 u32 from)
+{
+	struct vhca_req *q = &qp->req;
+	u32 psn = e->psn + from, next;
+
+	next = vhca_conn_xmit(to_vdev(qp->ibqp.device), qp, w, src, e->len,
+			      e->psn, from, vhca_rc_room(qp, psn));
+	if (next > from)
+		vhca_rc_went(qp, psn, next - from, e->psn + next);
+	q->partial = next < e->npkts;
+	q->tail = next;
 }
 
 /* The SQ index of the WQE on the wire that @psn is one of, or -1. */
@@ -525,6 +594,7 @@ static void vhca_rc_read_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
 		.dmalen = e->len - done,
 	};
 
+	vhca_rc_went(qp, h.psn, 1, e->psn + e->npkts);
 	vhca_rc_request(qp, &h);
 }
 
@@ -547,6 +617,7 @@ static void vhca_rc_atomic_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
 		.compare = cas ? w->atomic.compare_add : 0,
 	};
 
+	vhca_rc_went(qp, h.psn, 1, e->psn + 1);
 	vhca_rc_request(qp, &h);
 }
 
@@ -755,6 +826,7 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	s64 len;
 
 	qp->req.skip = 0;
+	qp->req.partial = false;	/* until vhca_rc_data() says */
 	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
 			      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (len < 0)
@@ -763,8 +835,12 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		return IB_WC_LOC_LEN_ERR;
 
 	/* nothing else on the wire, and not going again: nothing is acked */
-	if (qp->req.next == qp->sq_cons && !qp->req.rewound)
+	if (qp->req.next == qp->sq_cons && !qp->req.rewound) {
 		qp->req.acked = (qp->attr.sq_psn - 1) & VHCA_BTH_PSN_MASK;
+		/* nor was anything beyond it ever sent */
+		if (qp->req.sent == qp->sq_cons)
+			qp->req.psn_high = qp->attr.sq_psn;
+	}
 	if ((rd || at) && vhca_rc_resume(qp, e, w, len))
 		goto sent;
 	*e = (struct vhca_rc_wqe){
@@ -784,8 +860,8 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		vhca_rc_atomic_req(qp, e, w);
 	} else {
 		src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
-		e->npkts = vhca_conn_xmit(vdev, qp, w, &src, len, e->psn,
-					  skip);
+		e->npkts = vhca_conn_npkts(vdev, qp, len);
+		vhca_rc_data(qp, e, w, &src, min(skip, e->npkts - 1));
 	}
 sent:
 	if (rd || at)
@@ -793,6 +869,44 @@ sent:
 	qp->attr.sq_psn = (e->psn + e->npkts) & VHCA_BTH_PSN_MASK;
 	vhca_rc_next(qp);
 	return IB_WC_SUCCESS;
+}
+
+/*
+ * Go on with the SEND or WRITE at q->next - 1 that a full window cut
+ * short.  Its slot is copied out and checked again; if the process
+ * rewrote it meanwhile, its rest is lost, and the responder's sequence
+ * NAK or the timer has it sent again from its start, as it is now.
+ * Returns true while packets of it are left.
+ */
+static bool vhca_rc_continue(struct vhca_qp *qp)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vhca_req *q = &qp->req;
+	struct vhca_rc_wqe *e = &q->fl[(q->next - 1) & VHCA_RC_FL_MASK];
+	struct vhca_swqe *w;
+	struct vhca_cursor src;
+	unsigned int ns;
+	s64 len = -1;
+
+	if (vhca_rc_is_rd_atomic(e->opcode)) {
+		q->partial = false;	/* not a partial's record */
+		return false;
+	}
+	if (!vhca_rc_room(qp, e->psn + q->tail))
+		return true;
+	w = vhca_sq_fetch_at(qp, q->next - 1);
+	rcu_read_lock();
+	if (w->opcode == e->opcode && w->wr_id == e->wr_id &&
+	    !vhca_wqe_check(qp, w))
+		len = vhca_wqe_source(vdev, qp, w, qp->seg, &ns, 0);
+	if (len == e->len && vhca_conn_npkts(vdev, qp, len) == e->npkts) {
+		src = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
+		vhca_rc_data(qp, e, w, &src, q->tail);
+	} else {
+		q->partial = false;
+	}
+	rcu_read_unlock();
+	return q->partial;
 }
 
 /*
@@ -888,7 +1002,7 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 		if (qp->sq_cons != q->next)
 			vhca_count(to_vdev(qp->ibqp.device),
 				   VHCA_CNT_RETRANS_TIMEOUTS);
-		vhca_rc_retry(qp, 0);
+		vhca_rc_retry(qp, vhca_rc_acked_skip(qp));
 		if (qp->state == IB_QPS_ERR)
 			return VHCA_SQ_IDLE;
 	}
@@ -900,7 +1014,10 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 		vhca_qp_set_error(qp);
 		return VHCA_SQ_IDLE;
 	}
-	while (q->next != prod) {
+	/* a partial's rest goes before anything later, in PSN order */
+	if (q->partial && qp->sq_cons != q->next && vhca_rc_continue(qp))
+		stop = VHCA_SQ_BLOCKED;
+	while (stop == VHCA_SQ_IDLE && q->next != prod) {
 		if (!*budget) {
 			stop = VHCA_SQ_MORE;
 			break;
@@ -919,8 +1036,11 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 			status = vhca_rc_send(qp, w);
 			rcu_read_unlock();
 		}
-		if (status == IB_WC_SUCCESS)
+		if (status == IB_WC_SUCCESS) {
+			if (q->partial)
+				stop = VHCA_SQ_BLOCKED;	/* ACKs open the window */
 			continue;
+		}
 		/* completes in order: after what is on the wire */
 		if (qp->sq_cons != q->next) {
 			stop = VHCA_SQ_BLOCKED;

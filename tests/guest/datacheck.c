@@ -3,7 +3,7 @@
  * datacheck: every byte of every message checked, on any device pair.
  *
  *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
- *             [-s MAXSIZE] [-p PORT] [SERVER]
+ *             [-s MAXSIZE] [-r DEPTH] [-b] [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
  * says what to run, both create a QP on their device and exchange its
@@ -23,11 +23,17 @@
  * so a byte the engine puts in the wrong place cannot pass.  Before a
  * buffer is written, every byte of it is set to the complement of what is
  * expected: a byte nobody wrote fails too, and so does one written past
- * the message's end.  Messages go in batches of RING, each end waiting for
- * the other's word on the socket, so the receiver never runs out of
- * receive WQEs (no RNR, no drop on UC or UD).  On the first wrong byte it
- * prints the message, the offset, what it got and what it wanted, and both
- * ends exit 1.
+ * the message's end.  Messages go in batches of DEPTH (16), each end
+ * waiting for the other's word on the socket, so the receiver never runs
+ * out of receive WQEs (no RNR, no drop on UC or UD).  On the first wrong
+ * byte it prints the message, the offset, what it got and what it wanted,
+ * and both ends exit 1.
+ *
+ * -b (client): a message of BIG_PKTS packets or more that starts a batch,
+ * on an idle QP, must not be sent inside ibv_post_send(): the doorbell's
+ * system call has to return in less than half the time the message takes
+ * to complete, or datacheck fails.  A device whose engine runs in the
+ * poster's context (vhca) sends the rest from its own work.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -45,7 +51,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#define RING 16			/* messages in flight per batch */
+#define BIG_PKTS 4096		/* what -b checks: far beyond one run's share */
 #define QKEY 0x11111111
 #define GRH 40			/* what a UD receive gets in front */
 #define TIMEOUT_MS 20000	/* a completion or a word from the peer */
@@ -59,7 +65,7 @@ static const char *const op_name[OP_NR] = {
 
 /* What the client asks for and each end's QP, on the socket. */
 struct wire_cfg {
-	uint32_t type, ops, count, maxsize;
+	uint32_t type, ops, count, maxsize, depth;
 };
 
 struct wire_qp {
@@ -77,8 +83,12 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static struct ibv_ah *ah;
-static uint8_t *buf;		/* RING slots of slot bytes */
+static uint8_t *buf;		/* depth slots of slot bytes */
+static uint8_t *used;		/* view_walk()'s map of one slot */
 static size_t slot;
+static uint32_t depth = 16;	/* messages in flight per batch */
+static int bound;		/* -b */
+static int bound_seen;		/* messages -b checked */
 static int sock, type, gidx;
 static uint32_t maxsize, count, mtu, max_inline;
 static struct wire_qp me, peer;
@@ -204,7 +214,6 @@ static int view_walk(int s, const struct view *v, int fill, int poison,
 	struct ibv_sge sge[4];
 	int n = slot_sges(s, v->cap, v->flat, v->grh, sge), j;
 	uint8_t *p, *end = buf + (s + 1) * slot;
-	uint8_t used[slot];
 	long long k = 0;
 	size_t q;
 
@@ -422,9 +431,29 @@ static void post_send(int s, int op, uint32_t i)
 		die("ibv_post_send %s message %u: %s", op_name[op], i, strerror(e));
 }
 
+static long long now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+}
+
+/* -b: message @i's ibv_post_send() took @post us, its completion @done */
+static void bound_check(int op, uint32_t i, long long post, long long done)
+{
+	printf("datacheck: %s message %u (%u packets): ibv_post_send returned after %lld us, the completion came after %lld us\n",
+	       op_name[op], i, (msg_len(i) + mtu - 1) / mtu, post, done);
+	if (post * 2 >= done)
+		die("%s message %u: the doorbell's system call sent most of the message",
+		    op_name[op], i);
+	bound_seen++;
+}
+
 /* the client's side of @op, one batch: messages @i0 .. @i0 + @n - 1 */
 static int client_batch(int op, uint32_t i0, int n)
 {
+	long long t0, t1 = 0;
 	struct view v;
 	int s, bad = 0;
 
@@ -434,10 +463,18 @@ static int client_batch(int op, uint32_t i0, int n)
 	}
 	if (hear() != SAY_READY)
 		die("%s: the server is not ready", op_name[op]);
-	for (s = 0; s < n; s++)
+	t0 = now_us();
+	for (s = 0; s < n; s++) {
 		post_send(s, op, i0 + s);
-	for (s = 0; s < n; s++)
+		if (!s)
+			t1 = now_us();
+	}
+	for (s = 0; s < n; s++) {
 		poll_one(op, 0, i0 + s);
+		if (!s && bound && op != OP_READ &&
+		    msg_len(i0) / BIG_PKTS >= mtu)
+			bound_check(op, i0, t1 - t0, now_us() - t0);
+	}
 	for (s = 0; s < n && !bad && op == OP_READ; s++) {
 		v = view_of(op, i0 + s, 1);
 		bad = slot_check(s, &v, 0);
@@ -488,7 +525,7 @@ static int run(int op, int client)
 	uint32_t i, n;
 
 	for (i = 0; i < count; i += n) {
-		n = count - i < RING ? count - i : RING;
+		n = count - i < depth ? count - i : depth;
 		if ((client ? client_batch : server_batch)(op, i, n)) {
 			printf("datacheck: %s %s: FAILED in messages %u to %u\n",
 			       type == IBV_QPT_RC ? "rc" : type == IBV_QPT_UC ?
@@ -565,7 +602,7 @@ static void setup(const char *dev)
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr ia = {
 		.qp_type = type,
-		.cap = { .max_send_wr = RING, .max_recv_wr = RING,
+		.cap = { .max_send_wr = depth, .max_recv_wr = depth,
 			 .max_send_sge = 4, .max_recv_sge = 4,
 			 .max_inline_data = 64 },
 	};
@@ -584,9 +621,12 @@ static void setup(const char *dev)
 	mtu = 128 << pa.active_mtu;
 	slot = maxsize + GRH;
 	pd = ibv_alloc_pd(ctx);
-	cq = pd ? ibv_create_cq(ctx, 2 * RING, NULL, NULL, 0) : NULL;
-	buf = aligned_alloc(4096, (RING * slot + 4095) & ~4095ul);
-	mr = buf && cq ? ibv_reg_mr(pd, buf, RING * slot, IBV_ACCESS_LOCAL_WRITE |
+	cq = pd ? ibv_create_cq(ctx, 2 * depth, NULL, NULL, 0) : NULL;
+	buf = aligned_alloc(4096, (depth * slot + 4095) & ~4095ul);
+	used = malloc(slot);
+	if (!used)
+		die("no memory for %zu bytes", slot);
+	mr = buf && cq ? ibv_reg_mr(pd, buf, depth * slot, IBV_ACCESS_LOCAL_WRITE |
 				    IBV_ACCESS_REMOTE_READ |
 				    IBV_ACCESS_REMOTE_WRITE) : NULL;
 	ia.send_cq = ia.recv_cq = cq;
@@ -665,13 +705,16 @@ int main(int argc, char **argv)
 	int c, o, failed = 0;
 	char *ops = NULL;
 
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:p:")) != -1) {
+	cfg.depth = depth;
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bp:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
 		case 'p': port = optarg; break;
 		case 'n': cfg.count = strtoul(optarg, NULL, 0); break;
 		case 's': cfg.maxsize = strtoul(optarg, NULL, 0); break;
+		case 'r': cfg.depth = strtoul(optarg, NULL, 0); break;
+		case 'b': bound = 1; break;
 		case 'o': ops = optarg; break;
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
@@ -681,7 +724,7 @@ int main(int argc, char **argv)
 				die("-t rc, uc or ud");
 			break;
 		default:
-			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-p PORT] [SERVER]");
+			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-p PORT] [SERVER]");
 		}
 	}
 	if (!dev)
@@ -695,13 +738,14 @@ int main(int argc, char **argv)
 		die("UD carries send and send_imm only");
 	if (cfg.type == IBV_QPT_UC && (cfg.ops & 1 << OP_READ))
 		die("UC carries no read");
-	if (!cfg.count || !cfg.maxsize)
-		die("-n and -s must be at least 1");
+	if (!cfg.count || !cfg.maxsize || !cfg.depth || cfg.depth > 256)
+		die("-n and -s must be at least 1, -r from 1 to 256");
 
 	sock = connect_to(server, port, !server);
 	if (server) {
 		struct wire_cfg w = { htonl(cfg.type), htonl(cfg.ops),
-				      htonl(cfg.count), htonl(cfg.maxsize) };
+				      htonl(cfg.count), htonl(cfg.maxsize),
+				      htonl(cfg.depth) };
 
 		xfer(sock_send, &w, sizeof(w));
 	} else {
@@ -710,7 +754,11 @@ int main(int argc, char **argv)
 		cfg.ops = ntohl(cfg.ops);
 		cfg.count = ntohl(cfg.count);
 		cfg.maxsize = ntohl(cfg.maxsize);
+		cfg.depth = ntohl(cfg.depth);
 	}
+	if (!cfg.depth || cfg.depth > 256)
+		die("the client asked for batches of %u", cfg.depth);
+	depth = cfg.depth;
 	type = cfg.type;
 	count = cfg.count;
 	maxsize = cfg.maxsize;
@@ -742,5 +790,7 @@ int main(int argc, char **argv)
 	for (o = 0; o < OP_NR && !failed; o++)
 		if (cfg.ops & 1 << o)
 			failed = run(o, !!server);
+	if (!failed && bound && !bound_seen)
+		die("-b: no message of %u packets or more started a batch", BIG_PKTS);
 	return failed ? 1 : 0;
 }

@@ -222,6 +222,12 @@ if [ "$VHCA_GUEST" = a ]; then
 	for c in $more rcvd_pkts sent_pkts; do
 		echo "# $c: ${before[$c]} -> $(stat $c)"
 	done
+	# b's forged NAKs rewind a's READ requester: what goes again is
+	# packets a sent, one request for all the response PSNs of a READ
+	resent=$(($(stat retrans_pkts) - ${before[retrans_pkts]}))
+	sent=$(($(stat sent_pkts) - ${before[sent_pkts]}))
+	check "guest a: retrans_pkts grew by no more than sent_pkts ($resent <= $sent)" \
+		test "$resent" -le "$sent"
 	for c in $ctr; do
 		now=$(stat "$c")
 		check "guest a: the fuzz's drops show in rdma statistic: $c grew (${before[$c]} -> $now)" \

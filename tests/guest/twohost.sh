@@ -93,6 +93,11 @@ dc() {
 }
 DC_TYPES="rc uc ud"
 dc_args() { [ "$1" = ud ] && echo "-t ud -s 1024 -n 500" || echo "-t $1 -s 32768 -n 200"; }
+# 16 MiB SENDs and WRITEs (16,384 packets) each alone on an idle QP: they
+# leave in runs of the send ring's work, after ibv_post_send() returned
+# (-b), and RC's in windows the ACKs open
+BIG_TYPES="rc uc"
+dc_big() { echo "-t $1 -o send,write -s 16777216 -n 2 -r 1 -b"; }
 srq() { pp ibv_srq_pingpong "$@"; }
 # pt PROG DEV [ARGS] [SERVER]: a perftest program over RC, 1024-byte MTU,
 # 64 KiB messages (an atomic's are 8 bytes).  -F: a client whose estimate
@@ -402,7 +407,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		ucw vhca0
 	check "guest a: RC server on vhca0, client vhca0 in b" rc vhca0
 	check "guest a: SRQ server on vhca0, client vhca0 in b" srq vhca0
-	for t in $DC_TYPES; do
+	for t in $DC_TYPES $BIG_TYPES; do
 		check "guest a: datacheck server ($t) on vhca0, client vhca0 in b" \
 			dc vhca0
 	done
@@ -492,6 +497,10 @@ if [ "$VHCA_GUEST" = a ]; then
 			dc vhca0
 		check "guest a: datacheck client -t $t on vhca0, server rxe0 in b: every byte" \
 			dc vhca0 $(dc_args $t) 10.76.1.2
+	done
+	for t in $BIG_TYPES; do
+		check "guest a: datacheck client -t $t on vhca0, server rxe0 in b: 16 MiB messages, posted without sending them" \
+			dc vhca0 $(dc_big $t) 10.76.1.2
 	done
 	check_eq "guest a: that traffic with rxe0: no bad ICRC, header or unexpected packet, no send dropped" \
 		"$(clean_counters)" "$clean0"
@@ -615,6 +624,10 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: datacheck client -t $t on vhca0, server vhca0 in a: every byte" \
 			dc vhca0 $(dc_args $t) 10.76.1.1
 	done
+	for t in $BIG_TYPES; do
+		check "guest b: datacheck client -t $t on vhca0, server vhca0 in a: 16 MiB messages, posted without sending them" \
+			dc vhca0 $(dc_big $t) 10.76.1.1
+	done
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
@@ -724,6 +737,10 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: datacheck client -t $t on rxe0, server vhca0 in a: every byte" \
 			dc rxe0 $(dc_args $t) 10.76.1.1
 		check "guest b: datacheck server ($t) on rxe0, client vhca0 in a" \
+			dc rxe0
+	done
+	for t in $BIG_TYPES; do
+		check "guest b: datacheck server ($t, 16 MiB) on rxe0, client vhca0 in a" \
 			dc rxe0
 	done
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
