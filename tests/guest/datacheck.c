@@ -3,7 +3,7 @@
  * datacheck: every byte of every message checked, on any device pair.
  *
  *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
- *             [-s MAXSIZE] [-r DEPTH] [-b] [-p PORT] [SERVER]
+ *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
  * says what to run, both create a QP on their device and exchange its
@@ -29,6 +29,11 @@
  * byte it prints the message, the offset, what it got and what it wanted,
  * and both ends exit 1.
  *
+ * -R (client): the server posts each batch's receive WQEs RNR_MS after it
+ * said it is ready, so SENDs that arrive first meet an empty receive
+ * queue: RC's responder answers them with RNR NAKs, its requester tries
+ * again until they land (rnr_retry 7).
+ *
  * -b (client): a message of BIG_PKTS packets or more that starts a batch,
  * on an idle QP, must not be sent inside ibv_post_send(): the doorbell's
  * system call has to return in less than half the time the message takes
@@ -52,6 +57,7 @@
 #include <infiniband/verbs.h>
 
 #define BIG_PKTS 4096		/* what -b checks: far beyond one run's share */
+#define RNR_MS 500		/* -R: how late the receives come */
 #define QKEY 0x11111111
 #define GRH 40			/* what a UD receive gets in front */
 #define TIMEOUT_MS 20000	/* a completion or a word from the peer */
@@ -65,7 +71,7 @@ static const char *const op_name[OP_NR] = {
 
 /* What the client asks for and each end's QP, on the socket. */
 struct wire_cfg {
-	uint32_t type, ops, count, maxsize, depth;
+	uint32_t type, ops, count, maxsize, depth, late_recv;
 };
 
 struct wire_qp {
@@ -89,6 +95,7 @@ static size_t slot;
 static uint32_t depth = 16;	/* messages in flight per batch */
 static int bound;		/* -b */
 static int bound_seen;		/* messages -b checked */
+static uint32_t late_recv;	/* -R */
 static int sock, type, gidx;
 static uint32_t maxsize, count, mtu, max_inline;
 static struct wire_qp me, peer;
@@ -494,10 +501,15 @@ static int server_batch(int op, uint32_t i0, int n)
 	for (s = 0; s < n; s++) {
 		v = view_of(op, i0 + s, 0);
 		slot_fill(s, &v, op != OP_READ);
-		if (recv)
+		if (recv && !late_recv)
 			post_recv(s, op, i0 + s);
 	}
 	say(SAY_READY);
+	if (recv && late_recv) {
+		usleep(RNR_MS * 1000);
+		for (s = 0; s < n; s++)
+			post_recv(s, op, i0 + s);
+	}
 	for (s = 0; s < n && recv; s++)
 		poll_one(op, 1, i0 + s);
 	if (hear() != SAY_DONE) {
@@ -706,7 +718,7 @@ int main(int argc, char **argv)
 	char *ops = NULL;
 
 	cfg.depth = depth;
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bp:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRp:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -715,6 +727,7 @@ int main(int argc, char **argv)
 		case 's': cfg.maxsize = strtoul(optarg, NULL, 0); break;
 		case 'r': cfg.depth = strtoul(optarg, NULL, 0); break;
 		case 'b': bound = 1; break;
+		case 'R': cfg.late_recv = 1; break;
 		case 'o': ops = optarg; break;
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
@@ -724,7 +737,7 @@ int main(int argc, char **argv)
 				die("-t rc, uc or ud");
 			break;
 		default:
-			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-p PORT] [SERVER]");
+			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-p PORT] [SERVER]");
 		}
 	}
 	if (!dev)
@@ -745,7 +758,7 @@ int main(int argc, char **argv)
 	if (server) {
 		struct wire_cfg w = { htonl(cfg.type), htonl(cfg.ops),
 				      htonl(cfg.count), htonl(cfg.maxsize),
-				      htonl(cfg.depth) };
+				      htonl(cfg.depth), htonl(cfg.late_recv) };
 
 		xfer(sock_send, &w, sizeof(w));
 	} else {
@@ -755,7 +768,9 @@ int main(int argc, char **argv)
 		cfg.count = ntohl(cfg.count);
 		cfg.maxsize = ntohl(cfg.maxsize);
 		cfg.depth = ntohl(cfg.depth);
+		cfg.late_recv = ntohl(cfg.late_recv);
 	}
+	late_recv = cfg.late_recv;
 	if (!cfg.depth || cfg.depth > 256)
 		die("the client asked for batches of %u", cfg.depth);
 	depth = cfg.depth;

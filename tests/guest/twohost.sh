@@ -158,6 +158,26 @@ shaped() {
 		tc qdisc del dev eth1 root
 	fi
 }
+# drop_first on|off|count: an nftables rule on eth1's egress that drops
+# the first RoCEv2 packet out, one under 200 bytes, and passes the rest
+# (the quota counts the packets it meets, and the second passes it); count
+# says how many it dropped
+drop_first() {
+	case $1 in
+	on)
+		nft add table netdev vhcadrop &&
+			nft add chain netdev vhcadrop out \
+				'{ type filter hook egress device eth1 priority 0; }' &&
+			nft add rule netdev vhcadrop out udp dport 4791 \
+				quota until 200 bytes counter drop
+		;;
+	off) nft delete table netdev vhcadrop ;;
+	count)
+		nft list table netdev vhcadrop |
+			sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'
+		;;
+	esac
+}
 # stat NAME: a counter of vhca0 as `rdma statistic` shows it
 stat() {
 	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
@@ -411,6 +431,20 @@ if [ "$VHCA_GUEST" = a ]; then
 		check "guest a: datacheck server ($t) on vhca0, client vhca0 in b" \
 			dc vhca0
 	done
+	# b's RNR and timeout scenarios, then a READ whose response a drops
+	check "guest a: datacheck server posting its receives late (RNR) on vhca0, client vhca0 in b" \
+		dc vhca0
+	check "guest a: datacheck server on vhca0, client vhca0 in b dropping its first packet" \
+		dc vhca0
+	dup0=$(stat rcvd_duplicate_requests)
+	check "guest a: an nftables rule drops vhca0's first packet out" \
+		drop_first on
+	check "guest a: datacheck server (read) on vhca0, client vhca0 in b: the READ's response is dropped once" \
+		dc vhca0
+	check_eq "guest a: the rule dropped one packet" "$(drop_first count)" 1
+	check "guest a: b asked for the READ again, and a answered from memory (rcvd_duplicate_requests grew)" \
+		grew rcvd_duplicate_requests "$dup0"
+	check "guest a: the rule removed" drop_first off
 	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in)
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
@@ -628,6 +662,25 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 		check "guest b: datacheck client -t $t on vhca0, server vhca0 in a: 16 MiB messages, posted without sending them" \
 			dc vhca0 $(dc_big $t) 10.76.1.1
 	done
+	rnr0=$(stat rcvd_rnr_naks)
+	check "guest b: datacheck client on vhca0, SENDs to receives posted 500 ms late in a" \
+		dc vhca0 -t rc -o send,send_imm -s 4096 -n 8 -R 10.76.1.1
+	check "guest b: a's vhca0 answered with RNR NAKs, b's sent again (rcvd_rnr_naks grew)" \
+		grew rcvd_rnr_naks "$rnr0"
+	to0=$(stat retrans_timeouts)
+	check "guest b: an nftables rule drops vhca0's first packet out" \
+		drop_first on
+	check "guest b: datacheck client on vhca0, server vhca0 in a: one SEND, its first packet dropped" \
+		dc vhca0 -t rc -o send -s 64 -n 1 10.76.1.1
+	check_eq "guest b: the rule dropped one packet" "$(drop_first count)" 1
+	check "guest b: no NAK could come: sent again on timeout (retrans_timeouts grew)" \
+		grew retrans_timeouts "$to0"
+	check "guest b: the rule removed" drop_first off
+	to0=$(stat retrans_timeouts)
+	check "guest b: datacheck client (read) on vhca0, server vhca0 in a dropping its first packet" \
+		dc vhca0 -t rc -o read -s 64 -n 1 10.76.1.1
+	check "guest b: the READ went again on timeout (retrans_timeouts grew)" \
+		grew retrans_timeouts "$to0"
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
