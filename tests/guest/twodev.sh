@@ -78,18 +78,27 @@ done
 # (rping between the two addresses is not here: both are local, so the
 # route between them is lo and rdma_cm binds both ends to one device.)
 
-# a peer that goes away: vhca1 is deleted while traffic to vhca0 runs
-ibv_rc_pingpong -d vhca0 -g 0 -n 1000000 >/tmp/server.log 2>&1 &
+# a peer that goes away: vhca1 is deleted while traffic to vhca0 runs.
+# The server says when the client's SENDs have all landed; the WRITEs and
+# READs that follow are under way when the device goes.
+timeout 300 build/tests/datacheck -d vhca0 -g 0 -p 18541 >/tmp/server.log 2>&1 &
 srv=$!
-sleep 2
-ibv_rc_pingpong -d vhca1 -g 0 -n 1000000 127.0.0.1 >/tmp/client.log 2>&1 &
+wait_listen 18541
+timeout 300 build/tests/datacheck -d vhca1 -g 0 -p 18541 -t rc \
+	-o send,write,read -s 4096 -n 20000 127.0.0.1 >/tmp/client.log 2>&1 &
 cli=$!
-sleep 2
-check "rdma link del vhca1 with traffic to vhca0 running" timeout 60 rdma link del vhca1
+check "traffic flows from vhca1 to vhca0: 20000 SENDs landed intact" \
+	wait_for 120 grep -q 'rc send: 20000 messages' /tmp/server.log
+check "rdma link del vhca1 with WRITEs to vhca0 running" timeout 60 rdma link del vhca1
 check_eq "vhca1 is gone" "$(rdma link show | grep -c vhca1)" 0
-# both programs busy-poll and never read async events: stop them
-kill $srv $cli 2>/dev/null
-wait $srv $cli 2>/dev/null
+# the client's device went under it: it fails (its completions flushed,
+# or its QP gone), the server with it or on its peer's silence
+wait $cli
+rc=$?
+check "the client on vhca1 failed (exit status $rc), it did not hang (124)" \
+	test "$rc" != 0 -a "$rc" != 124
+kill $srv 2>/dev/null
+wait $srv 2>/dev/null
 check "vhca0 is unharmed: ibv_rc_pingpong -c on it" \
 	srv_cli vhca0 vhca0 -g ibv_rc_pingpong -n 200 -c
 check "rdma link del vhca0" rdma link del vhca0
