@@ -342,7 +342,7 @@ else
 			--peer 10.76.1.2 --kind "$1" --src "$3" --count 5 \
 			--time 60 >/tmp/$4-inject.log 2>&1 &
 		pid=$!
-		sleep 3
+		wait_for 60 grep -q "sniffing on" /tmp/$4-inject.log
 		client pp "ibv_$1_pingpong" "$2" 1000 $A >/tmp/$4.log 2>&1
 		wait $pid
 		check "guest b: $4: pktfuzz inject $1 from $3" \
@@ -356,7 +356,7 @@ else
 	# them (the control).
 	T=90 pp ibv_rc_pingpong 18536 10 >/tmp/lost0.log 2>&1 &
 	spid=$!
-	sleep 2
+	wait_listen 18536
 	check "guest b: tell a to send into the filter" tell $A go-18536
 	check "guest b: a says its control is over" heard done-18536
 	kill $spid 2>/dev/null
@@ -370,7 +370,8 @@ else
 		--rate 1000 \
 		>/tmp/blast.log 2>&1 &
 	bpid=$!
-	sleep 3
+	wait_listen 18535
+	wait_for 60 grep -q "sniffing on" /tmp/blast.log
 	check "guest b: tell a the forged READ responses are on their way" \
 		tell $A go-18535
 	check "guest b: a says it is over" heard done-18535

@@ -942,6 +942,8 @@ def setup(args):
         dmac = sniff.victim_mac
     if dmac is None:
         sys.exit("pktfuzz: no MAC for %s" % args.victim)
+    # what fuzz-wire.sh waits for before it starts the traffic to sniff
+    print("pktfuzz: sniffing on %s" % args.dev, flush=True)
     return sniff, Wire(args.dev, smac, dmac)
 
 
