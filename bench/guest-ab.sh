@@ -5,7 +5,7 @@
 # build/ab/A.ko and B.ko, each loaded in turn as vhca0 on eth1, and one
 # $PROG run of $SECONDS_ seconds on it, a the server and b the client.
 # With RXE_CLIENT=1, b's client runs on rxe0 and only a loads the builds.
-# b prints "AB <round> <A|B> <MB/s>"; a prints "QDISC <round> <A|B>" and
+# b prints "AB <round> <A|B> <MB/s> client_qdisc_drops <n>"; a prints "QDISC <round> <A|B>" and
 # what eth1's fq_codel did in the round: how many packets it marked CE
 # (each waited in the queue beyond CoDel's 5 ms target) and dropped.
 # Sampling its backlog instead took tc 1-2 s a sample on those busy vCPUs.
@@ -54,6 +54,7 @@ for _ in $(seq "$ROUNDS"); do
 				"drops $(($(codel dropped) - d0))"
 		fi
 		if [ "$me" = 2 ]; then
+			cd0=$(codel dropped)
 			for _ in $(seq 60); do
 				out=$(timeout $((SECONDS_ + 120)) "$PROG" -d "$dev" -p "$port" \
 					-x "$g" -D "$SECONDS_" "$@" "$server" 2>&1)
@@ -61,7 +62,9 @@ for _ in $(seq "$ROUNDS"); do
 				sleep 1
 			done
 			v=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v }' <<<"$out")
-			echo "AB $r $k ${v:-none}"
+			# UC is not resent: what the client's own qdisc dropped
+			# was counted in its MB/s and never arrived
+			echo "AB $r $k ${v:-none} client_qdisc_drops $(($(codel dropped) - cd0))"
 			[ "${LOCAL:-}" != 1 ] || { wait; me=1; }
 		fi
 		sleep 2		# the peer's last packets
