@@ -43,6 +43,24 @@ u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
 #define VHCA_XMIT_YIELD		64
 
 /*
+ * How many more of @qp's packets may go to the netdev, of @max.  If none,
+ * *@wait tells their destructors (vhca_uc_free(), vhca_rc_rd_free()) to
+ * kick whoever waits: they decrement, then look at *@wait; this sets it,
+ * then looks at the count, so one of the two sees the other.
+ */
+static u32 vhca_net_room(struct vhca_qp *qp, bool *wait, int max)
+{
+	int n = atomic_read(&qp->net_inflight);
+
+	if (n < max)
+		return max - n;
+	WRITE_ONCE(*wait, true);
+	smp_mb();	/* pairs with atomic_dec_return() in the destructors */
+	n = atomic_read(&qp->net_inflight);
+	return n < max ? max - n : 0;
+}
+
+/*
  * The destructor of a UC SEND or WRITE packet: the netdev is done with it.
  * Once half the QP's allowance is free, a message waiting for it goes on
  * in the QP's work.  Any context.
@@ -61,23 +79,6 @@ static void vhca_uc_free(struct sk_buff *skb)
 	if (!left)
 		wake_up_var(&qp->net_inflight);
 	rcu_read_unlock();
-}
-
-/*
- * How many more UC packets may go now.  If none, the destructors are told
- * to kick the QP: they decrement, then look at uc_wait; this sets uc_wait,
- * then looks at the count, so one of the two sees the other.
- */
-static u32 vhca_uc_room(struct vhca_qp *qp)
-{
-	int n = atomic_read(&qp->net_inflight);
-
-	if (n < VHCA_UC_INFLIGHT)
-		return VHCA_UC_INFLIGHT - n;
-	WRITE_ONCE(qp->uc_wait, true);
-	smp_mb();	/* pairs with atomic_dec_return() in vhca_uc_free() */
-	n = atomic_read(&qp->net_inflight);
-	return n < VHCA_UC_INFLIGHT ? VHCA_UC_INFLIGHT - n : 0;
 }
 
 /**
@@ -214,7 +215,7 @@ u32 vhca_conn_npkts(struct vhca_dev *vdev, struct vhca_qp *qp, u32 len)
  * A UC SEND or WRITE to a QP on another host.  UC is unacknowledged: the
  * WQE is done when its last packet has left, and a lost packet is the
  * responder's to notice.  One call sends VHCA_WIRE_RUN_PKTS packets at
- * most, and no more than the netdev has room for (vhca_uc_room()), and
+ * most, and no more than the netdev has room for (vhca_net_room()), and
  * returns VHCA_PARTIAL if more are left: the engine runs the WQE again
  * from qp->wire_pkt later, so a message of 2 GiB holds neither the
  * doorbell's system call nor the QP's lock until its last packet.
@@ -225,9 +226,9 @@ int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 {
 	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
 	u32 npkts = vhca_conn_npkts(vdev, qp, len);
+	u32 room = vhca_net_room(qp, &qp->uc_wait, VHCA_UC_INFLIGHT);
 	u32 next = vhca_conn_xmit(vdev, qp, w, &src, len, qp->attr.sq_psn,
-				  qp->wire_pkt,
-				  min(VHCA_WIRE_RUN_PKTS, vhca_uc_room(qp)));
+				  qp->wire_pkt, min(VHCA_WIRE_RUN_PKTS, room));
 
 	if (next < npkts) {
 		qp->wire_pkt = next;
@@ -444,24 +445,6 @@ static void vhca_rc_rd_free(struct sk_buff *skb)
 }
 
 /*
- * How many more READ response packets may go now.  If none, the
- * destructors are told to kick rd_work: they decrement, then look at
- * rd_wait; this sets rd_wait, then looks at the count, so one of the two
- * sees the other.
- */
-static u32 vhca_rc_rd_room(struct vhca_qp *qp)
-{
-	int n = atomic_read(&qp->net_inflight);
-
-	if (n < VHCA_RD_INFLIGHT)
-		return VHCA_RD_INFLIGHT - n;
-	WRITE_ONCE(qp->resp.rd_wait, true);
-	smp_mb();	/* pairs with atomic_dec_return() in vhca_rc_rd_free() */
-	n = atomic_read(&qp->net_inflight);
-	return n < VHCA_RD_INFLIGHT ? VHCA_RD_INFLIGHT - n : 0;
-}
-
-/*
  * Packets of one READ that rd_work has taken to send: what it needs of the
  * QP, copied under resp.lock, so that they are built and sent without it.
  */
@@ -491,7 +474,8 @@ static bool vhca_rc_rd_take(struct vhca_qp *qp, struct vhca_rd_batch *b)
 		if (e->sent < e->npkts)
 			break;
 	}
-	room = r->rd_head == r->rd_tail ? 0 : vhca_rc_rd_room(qp);
+	room = r->rd_head == r->rd_tail ? 0 :
+	       vhca_net_room(qp, &r->rd_wait, VHCA_RD_INFLIGHT);
 	if (room) {
 		b->e = *e;
 		b->n = min3(e->npkts - e->sent, room, VHCA_RD_BATCH);
