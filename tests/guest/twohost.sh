@@ -158,10 +158,11 @@ shaped() {
 		tc qdisc del dev eth1 root
 	fi
 }
-# drop_first on|off|count: an nftables rule on eth1's egress that drops
-# the first RoCEv2 packet out, one under 200 bytes, and passes the rest
-# (the quota counts the packets it meets, and the second passes it); count
-# says how many it dropped
+# drop_first on [BYTES]|off|count: an nftables rule on eth1's egress that
+# drops the first RoCEv2 packet out and passes the rest: its quota counts
+# the bytes of the packets it meets, and drops while they stay under BYTES
+# (200: more than one small packet, less than two); count says how many it
+# dropped
 drop_first() {
 	case $1 in
 	on)
@@ -169,7 +170,7 @@ drop_first() {
 			nft add chain netdev vhcadrop out \
 				'{ type filter hook egress device eth1 priority 0; }' &&
 			nft add rule netdev vhcadrop out udp dport 4791 \
-				quota until 200 bytes counter drop
+				quota until "${2:-200}" bytes counter drop
 		;;
 	off) nft delete table netdev vhcadrop ;;
 	count)
@@ -445,6 +446,16 @@ if [ "$VHCA_GUEST" = a ]; then
 	check "guest a: b asked for the READ again, and a answered from memory (rcvd_duplicate_requests grew)" \
 		grew rcvd_duplicate_requests "$dup0"
 	check "guest a: the rule removed" drop_first off
+	# an atomic ACK is 70 bytes on the wire: 100 drops the first only
+	dup0=$(stat rcvd_duplicate_requests)
+	check "guest a: the rule again, for the first atomic ACK" \
+		drop_first on 100
+	check "guest a: ib_atomic_bw server on vhca0, client vhca0 in b: the first ACK dropped" \
+		pt ib_atomic_bw vhca0
+	check_eq "guest a: the rule dropped one packet" "$(drop_first count)" 1
+	check "guest a: b sent the atomic again, and a answered it as a duplicate (rcvd_duplicate_requests grew)" \
+		grew rcvd_duplicate_requests "$dup0"
+	check "guest a: the rule removed" drop_first off
 	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in)
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
@@ -680,6 +691,11 @@ s.sendto(b"abc", ("10.76.1.1", 4791))'
 	check "guest b: datacheck client (read) on vhca0, server vhca0 in a dropping its first packet" \
 		dc vhca0 -t rc -o read -s 64 -n 1 10.76.1.1
 	check "guest b: the READ went again on timeout (retrans_timeouts grew)" \
+		grew retrans_timeouts "$to0"
+	to0=$(stat retrans_timeouts)
+	check "guest b: ib_atomic_bw client on vhca0, server vhca0 in a dropping its first ACK" \
+		retry pt ib_atomic_bw vhca0 10.76.1.1
+	check "guest b: the atomic went again on timeout (retrans_timeouts grew)" \
 		grew retrans_timeouts "$to0"
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
