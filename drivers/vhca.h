@@ -313,7 +313,8 @@ struct vhca_rd_resp {
 /*
  * The same for a UC QP's SENDs and WRITEs: UC has no ACK to pace it, and
  * a 16 MiB message sent as fast as the engine builds its packets lost
- * some to the sender's own CoDel, which loses the whole message.
+ * some to the sender's own CoDel, which loses the whole message.  It also
+ * bounds what one run of the send ring sends of a WQE.
  */
 #define VHCA_UC_INFLIGHT	512
 /* READ response packets rd_work takes at once. */
@@ -732,13 +733,6 @@ struct vhca_cursor {
 
 #define VHCA_RNR	0x100	/* not a status: try the WQE again later */
 #define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
-/*
- * Packets one run of a send ring puts on the wire for one WQE at most:
- * the RC window's largest (VHCA_RC_MAX_PKTS), for UC as well.  The rest
- * waits for the next run, in the QP's work, and the system call that rang
- * the doorbell returns.
- */
-#define VHCA_WIRE_RUN_PKTS	512
 
 void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
@@ -778,7 +772,7 @@ enum vhca_sq_stop {
 int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 const struct vhca_swqe *w, struct vhca_seg *sseg,
 		 unsigned int ns, u32 len);
-void vhca_uc_drain(struct vhca_qp *qp);
+void vhca_net_drain(struct vhca_qp *qp);
 u8 vhca_conn_op(bool write, bool first, bool last, bool imm);
 u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp);
 u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,

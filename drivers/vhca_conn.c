@@ -70,7 +70,7 @@ static void vhca_uc_free(struct sk_buff *skb)
 	struct vhca_qp *qp = skb_shinfo(skb)->destructor_arg;
 	int left;
 
-	rcu_read_lock();	/* vhca_uc_drain() waits for it */
+	rcu_read_lock();	/* vhca_net_drain() waits for it */
 	left = atomic_dec_return(&qp->net_inflight);
 	if (left <= VHCA_UC_INFLIGHT / 2 && READ_ONCE(qp->uc_wait)) {
 		WRITE_ONCE(qp->uc_wait, false);
@@ -82,13 +82,13 @@ static void vhca_uc_free(struct sk_buff *skb)
 }
 
 /**
- * vhca_uc_drain() - wait for a UC QP's packets to leave the netdev
- * @qp: a UC QP being destroyed, which sends nothing any more
+ * vhca_net_drain() - wait for a QP's packets to leave the netdev
+ * @qp: a QP being destroyed, which sends nothing any more
  *
  * Their destructor refers to it.  The qdisc frees what it holds when the
  * netdev goes down, so the wait ends.
  */
-void vhca_uc_drain(struct vhca_qp *qp)
+void vhca_net_drain(struct vhca_qp *qp)
 {
 	wait_var_event(&qp->net_inflight, !atomic_read(&qp->net_inflight));
 	synchronize_rcu();	/* the destructors that saw it fall are done */
@@ -214,11 +214,11 @@ u32 vhca_conn_npkts(struct vhca_dev *vdev, struct vhca_qp *qp, u32 len)
 /*
  * A UC SEND or WRITE to a QP on another host.  UC is unacknowledged: the
  * WQE is done when its last packet has left, and a lost packet is the
- * responder's to notice.  One call sends VHCA_WIRE_RUN_PKTS packets at
- * most, and no more than the netdev has room for (vhca_net_room()), and
- * returns VHCA_PARTIAL if more are left: the engine runs the WQE again
- * from qp->wire_pkt later, so a message of 2 GiB holds neither the
- * doorbell's system call nor the QP's lock until its last packet.
+ * responder's to notice.  One call sends no more than the netdev has
+ * room for (vhca_net_room(), VHCA_UC_INFLIGHT at most) and returns
+ * VHCA_PARTIAL if more are left: the engine runs the WQE again from
+ * qp->wire_pkt later, so a message of 2 GiB holds neither the doorbell's
+ * system call nor the QP's lock until its last packet.
  */
 int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 const struct vhca_swqe *w, struct vhca_seg *sseg,
@@ -228,7 +228,7 @@ int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 	u32 npkts = vhca_conn_npkts(vdev, qp, len);
 	u32 room = vhca_net_room(qp, &qp->uc_wait, VHCA_UC_INFLIGHT);
 	u32 next = vhca_conn_xmit(vdev, qp, w, &src, len, qp->attr.sq_psn,
-				  qp->wire_pkt, min(VHCA_WIRE_RUN_PKTS, room));
+				  qp->wire_pkt, room);
 
 	if (next < npkts) {
 		qp->wire_pkt = next;
@@ -434,7 +434,7 @@ static void vhca_rc_rd_free(struct sk_buff *skb)
 	struct vhca_qp *qp = skb_shinfo(skb)->destructor_arg;
 	int left;
 
-	rcu_read_lock();	/* vhca_rc_rd_drain() waits for it */
+	rcu_read_lock();	/* vhca_net_drain() waits for it */
 	WRITE_ONCE(qp->rd_cpu, raw_smp_processor_id());
 	left = atomic_dec_return(&qp->net_inflight);
 	if (left <= VHCA_RD_INFLIGHT / 2 && READ_ONCE(qp->resp.rd_wait))
@@ -601,8 +601,7 @@ void vhca_rc_rd_drain(struct vhca_qp *qp)
 	spin_lock_bh(&qp->resp.lock);
 	vhca_resp_rd_forget(&qp->resp);
 	spin_unlock_bh(&qp->resp.lock);
-	wait_var_event(&qp->net_inflight, !atomic_read(&qp->net_inflight));
-	synchronize_rcu();	/* the destructors that saw it fall are done */
+	vhca_net_drain(qp);
 	cancel_work_sync(&qp->rd_work);
 }
 

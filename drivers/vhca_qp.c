@@ -593,7 +593,7 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (qp->resp.rd)
 		vhca_rc_rd_drain(qp);
 	if (qp->ibqp.qp_type == IB_QPT_UC)
-		vhca_uc_drain(qp);
+		vhca_net_drain(qp);
 	if (qp->req.fl)
 		timer_shutdown_sync(&qp->req.timer);	/* it kicks the work */
 	cancel_delayed_work_sync(&qp->sq_work);

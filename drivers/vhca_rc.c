@@ -888,10 +888,6 @@ static bool vhca_rc_continue(struct vhca_qp *qp)
 	unsigned int ns;
 	s64 len = -1;
 
-	if (vhca_rc_is_rd_atomic(e->opcode)) {
-		q->partial = false;	/* not a partial's record */
-		return false;
-	}
 	if (!vhca_rc_room(qp, e->psn + q->tail))
 		return true;
 	w = vhca_sq_fetch_at(qp, q->next - 1);
