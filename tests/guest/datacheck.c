@@ -315,12 +315,17 @@ static uint32_t hear(void)
 	return ntohl(w);
 }
 
-static long long now_ms(void)
+static long long now_us(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+	return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+}
+
+static long long now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 /* one completion, checked against what it must be */
@@ -436,14 +441,6 @@ static void post_send(int s, int op, uint32_t i)
 	e = ibv_post_send(qp, &wr, &bad);
 	if (e)
 		die("ibv_post_send %s message %u: %s", op_name[op], i, strerror(e));
-}
-
-static long long now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
 }
 
 /* -b: message @i's ibv_post_send() took @post us, its completion @done */
