@@ -8,9 +8,9 @@
 # pyverbs suite and the two-guest link test.  Then on the debug kernel
 # (tools/debug-kernel.sh: KASAN, lockdep, UBSAN, kmemleak, fault
 # injection): the KUnit suites, the device and kernel ULP tests again,
-# every allocation of every verb failed in turn, the ring fuzzer, and the
-# packet fuzzer from one guest at the other.  Ends with "N passed, N
-# failed".
+# every allocation of every verb failed in turn and the ring fuzzer, two
+# guests at a time, then the packet fuzzer from one guest at the other.
+# Ends with "N passed, N failed".
 #
 # VHCA_DEBUG_KERNEL=0 leaves the debug kernel out (a quicker run for
 # development): KUnit then runs under UML (kunit/run.sh) and the fuzzers
@@ -53,15 +53,11 @@ check() {
 	fi
 }
 
-# tap NAME CMD...: a suite printing TAP; each "ok"/"not ok" line counts,
-# and a non-zero status with no failing line counts as one failure.
-tap() {
-	local name=$1 rc p f t0=$SECONDS
-	shift
-	echo "# $name"
-	"$@" 2>&1 | tee "$logs/$name.log"
-	rc=${PIPESTATUS[0]}
-	echo "# $name took $((SECONDS - t0))s"
+# tally NAME RC SECS: count a suite's TAP log: each "ok"/"not ok" line
+# counts, and a non-zero status with no failing line counts as one failure.
+tally() {
+	local name=$1 rc=$2 p f
+	echo "# $name took ${3}s"
 	p=$(grep -cE '^ok ' "$logs/$name.log")
 	f=$(grep -cE '^not ok ' "$logs/$name.log")
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
@@ -74,6 +70,41 @@ tap() {
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+}
+
+# tap NAME CMD...: a suite printing TAP, its output shown as it runs
+tap() {
+	local name=$1 rc t0=$SECONDS
+	shift
+	echo "# $name"
+	"$@" 2>&1 | tee "$logs/$name.log"
+	rc=${PIPESTATUS[0]}
+	tally "$name" "$rc" $((SECONDS - t0))
+}
+
+# lane NAME CMD [NAME CMD]...: suites one after the other, quietly, each
+# leaving NAME.log and NAME.rc ("status seconds") for show_lane
+lane() {
+	local t0
+	while [ $# -ge 2 ]; do
+		t0=$SECONDS
+		bash -c "$2" >"$logs/$1.log" 2>&1
+		echo "$? $((SECONDS - t0))" >"$logs/$1.rc"
+		echo "# $1 done in $((SECONDS - t0))s"
+		shift 2
+	done
+}
+
+# show_lane NAME [NAME CMD]...: print and count what lane left
+show_lane() {
+	local rc secs
+	while [ $# -ge 2 ]; do
+		echo "# $1"
+		cat "$logs/$1.log"
+		read -r rc secs <"$logs/$1.rc" || rc=1 secs=0
+		tally "$1" "$rc" "$secs"
+		shift 2
+	done
 }
 
 echo "# lint"
@@ -124,12 +155,20 @@ if [ "$debug" != 1 ]; then
 	tap guest-fuzz-wire tools/guest.sh --timeout 1500 \
 		--peer 'bash tests/guest/fuzz-wire.sh' 'bash tests/guest/fuzz-wire.sh'
 elif [ "$debug_ok" = 1 ]; then
-	tap guest-kunit-debug tools/guest.sh --debug 'bash tests/guest/kunit.sh'
-	tap guest-device-debug tools/guest.sh --debug 'bash tests/guest/device.sh'
-	tap guest-kulp-debug tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'
-	tap guest-failnth-debug tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'
-	tap guest-fuzz-rings-debug tools/guest.sh --debug --timeout 1500 \
-		'bash tests/guest/fuzz-rings.sh'
+	# Each of these guests keeps one CPU busy (KASAN under TCG), and
+	# leaves the other idle: two at a time.
+	l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
+		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'")
+	l2=(guest-device-debug "tools/guest.sh --debug 'bash tests/guest/device.sh'"
+		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
+		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'")
+	t0=$SECONDS
+	lane "${l1[@]}" &
+	lane "${l2[@]}"
+	wait $!
+	echo "# two lanes of debug suites took $((SECONDS - t0))s"
+	show_lane "${l1[@]}"
+	show_lane "${l2[@]}"
 	# Both guests on the debug kernel.  With the fuzzer's guest on
 	# Debian's kernel (--peer-stock) the fuzz ran six times faster and
 	# the debug victim fell behind: TCP between the two stalled for

@@ -51,7 +51,8 @@ frames while counting or the client did not stay stopped to the end
 
 blast: forged responses of opcode --op (a READ response MIDDLE by
 default) for QPNs --qpn at 16 PSNs spread over the PSN space, from --src,
-for --time seconds, at most --rate a second: whatever the requester's PSN, some are ahead of it.
+for --time seconds or until SIGTERM, at most --rate a second: whatever
+the requester's PSN, some are ahead of it.
 """
 import argparse
 import os
@@ -1130,10 +1131,13 @@ def cmd_blast(args):
     if o == ATOMIC_ACK:
         body += b"\0" * 8
     qpns = [int(x, 0) for x in args.qpn.split(",")]
+    # SIGTERM ends it early: the test is over once its victim failed
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     t0 = time.time()
     end = t0 + args.time
     n = 0
-    while time.time() < end:
+    while time.time() < end and not stop:
         for qpn in qpns:
             for k in range(16):
                 bth = struct.pack("!BBHII", op, 0, 0xFFFF, qpn, k << 20)
