@@ -227,8 +227,9 @@ enum vhca_mr_type {
  * @npages: entries map_mr_sg filled in
  * @page_shift: log2 of the page size of @fpages, fixed by REG_MR
  * @rcu: kernel MRs are freed after a grace period without waiting for it
- * @readers: READ response batches copying out of it now; invalidation
- *	waits for them, so no byte leaves once it has completed
+ * @readers: copies under way that outlive one lookup: READ response
+ *	batches, and the local engine's chunks into it or out of it.
+ *	Invalidation waits for them, so no byte moves once it has completed
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
@@ -261,6 +262,7 @@ struct vhca_ah {
  */
 struct vhca_seg {
 	struct vhca_mr *mr;
+	u32 key;
 	u64 va;
 	const u8 *kbuf;
 	u8 *kdst;
@@ -465,6 +467,27 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
 	r->rd_old = r->rd_tail;
 }
 
+/**
+ * struct vhca_exec_state - how far the local engine got in a send WQE
+ * @wr_id: the WQE's, when it started
+ * @len: its length
+ * @off: the bytes moved
+ * @opcode: its opcode, when it started
+ * @took: the responder's receive WQE was taken for it (into qp->rwqe)
+ *
+ * A SEND, RDMA WRITE or RDMA READ moves VHCA_EXEC_RUN bytes a run of the
+ * send ring.  Between runs the WQE's slot is the user's to rewrite: the
+ * engine reads it again, and a WQE whose opcode, wr_id or length changed
+ * fails.
+ */
+struct vhca_exec_state {
+	u64 wr_id;
+	s64 len;
+	u32 off;
+	u8 opcode;
+	bool took;
+};
+
 /* Largest receive WQE: the header and VHCA_MAX_SGE SGEs, rounded up. */
 #define VHCA_MAX_RWQE_STRIDE	1024
 
@@ -480,6 +503,7 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  * @sq_cons: the engine's consumer index of the send ring
  * @wire_pkt: UC on the wire: the next packet of WQE @sq_cons, which one
  *	run of the ring left unsent (vhca_uc_wire())
+ * @exec: the local engine: how far WQE @sq_cons got (vhca_exec())
  * @sq_work: the engine's work on the send ring (delayed for RNR)
  * @rnr_left: RNR retries left for the WQE at sq_cons
  * @rnr_wait: the RNR timer's work owns the send ring; doorbells wait for it
@@ -521,6 +545,7 @@ struct vhca_qp {
 	spinlock_t rq_lock;	/* rq_cons */
 	u32 sq_cons;
 	u32 wire_pkt;
+	struct vhca_exec_state exec;
 	struct delayed_work sq_work;
 	u8 rnr_left;
 	bool rnr_wait;
@@ -723,6 +748,7 @@ void vhca_qp_kick(struct vhca_qp *qp);
 void vhca_qp_kick_now(struct vhca_qp *qp);
 void vhca_qp_doorbell(struct vhca_qp *qp);
 void vhca_qp_flush_sq(struct vhca_qp *qp);
+void vhca_exec_abort(struct vhca_qp *qp);
 
 /* The engine's parts vhca_conn.c builds on (and its KUnit suite tests). */
 struct vhca_cursor {
@@ -735,6 +761,11 @@ struct vhca_cursor {
 #define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
 
 void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
+bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n);
+void vhca_segs_release(const struct vhca_seg *seg, unsigned int n);
+int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
+		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
+		   u32 len);
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 void vhca_fault_corrupt(void *p, u32 n);
 #else

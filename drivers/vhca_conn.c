@@ -306,8 +306,8 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 {
 	struct vhca_resp *r = &qp->resp;
 	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
-	struct vhca_cursor src = { .seg = &data, .nseg = 1 }, dst;
-	unsigned int nd = 0;
+	unsigned int nd = 1;
+	u32 doff = 0;
 	struct vhca_mr *mr;
 	s64 room;
 
@@ -327,9 +327,9 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 				  m->len);
 		if (!mr)
 			return IB_WC_REM_ACCESS_ERR;
-		r->seg[0] = (struct vhca_seg){ .mr = mr, .va = r->va + r->off,
+		r->seg[0] = (struct vhca_seg){ .mr = mr, .key = r->rkey,
+					       .va = r->va + r->off,
 					       .len = m->len };
-		dst = (struct vhca_cursor){ .seg = r->seg, .nseg = 1 };
 	} else {
 		room = vhca_sges(vdev, r->wqe->sge, r->wqe->num_sge,
 				 qp->ibqp.pd, IB_ACCESS_LOCAL_WRITE, r->seg,
@@ -338,10 +338,11 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return IB_WC_LOC_PROT_ERR;
 		if (r->off + m->len > room)
 			return IB_WC_LOC_LEN_ERR;
-		dst = (struct vhca_cursor){ .seg = r->seg, .nseg = nd };
-		vhca_cursor_skip(&dst, r->off);
+		doff = r->off;
 	}
-	vhca_copy(&dst, &src, m->len);
+	/* a LOCAL_INV elsewhere that completed keeps this packet out */
+	if (vhca_copy_held(r->seg, nd, doff, &data, 1, 0, m->len))
+		return r->write ? IB_WC_REM_ACCESS_ERR : IB_WC_LOC_PROT_ERR;
 	r->off += m->len;
 	return IB_WC_SUCCESS;
 }

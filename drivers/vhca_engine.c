@@ -92,17 +92,17 @@ s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
 	*nseg = 0;
 	for (i = 0; i < num; i++) {
 		u32 len = READ_ONCE(sge[i].length);
+		u32 key = READ_ONCE(sge[i].lkey);
 		u64 va = READ_ONCE(sge[i].addr);
 		struct vhca_mr *mr;
 
 		if (!len)
 			continue;
-		mr = vhca_mr_find(vdev, READ_ONCE(sge[i].lkey), pd, access,
-				  va, len);
+		mr = vhca_mr_find(vdev, key, pd, access, va, len);
 		if (!mr)
 			return -1;
-		seg[(*nseg)++] = (struct vhca_seg){ .mr = mr, .va = va,
-						    .len = len };
+		seg[(*nseg)++] = (struct vhca_seg){ .mr = mr, .key = key,
+						    .va = va, .len = len };
 		total += len;
 	}
 	return total;
@@ -280,24 +280,106 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
 			    access, va, len);
 }
 
+void vhca_segs_release(const struct vhca_seg *seg, unsigned int n)
+{
+	while (n--)
+		if (seg[n].mr && seg[n].mr->type == VHCA_MR_FAST)
+			vhca_mr_read_end(seg[n].mr);
+}
+
+/*
+ * Keep the fast-register MRs of @seg valid while the local engine copies
+ * a chunk: LOCAL_INV and SEND_WITH_INV, on any QP and CPU, complete only
+ * once vhca_segs_release() let go (vhca_mr_invalidate() waits).  Returns
+ * false, holding nothing, if a key went since it was looked up.  Bottom
+ * halves off from here to the release: the invalidation spins, and may
+ * run in softirq on this CPU.
+ */
+bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!seg[i].mr || seg[i].mr->type != VHCA_MR_FAST)
+			continue;
+		if (!vhca_mr_read_begin(seg[i].mr, seg[i].key)) {
+			vhca_segs_release(seg, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool vhca_segs_fast(const struct vhca_seg *seg, unsigned int n)
+{
+	while (n--)
+		if (seg[n].mr && seg[n].mr->type == VHCA_MR_FAST)
+			return true;
+	return false;
+}
+
+/**
+ * vhca_copy_held() - copy between segments that an invalidation may hit
+ * @dseg: the destination's segments
+ * @nd: how many
+ * @doff: where in them the copy starts
+ * @sseg: the source's segments
+ * @ns: how many
+ * @soff: where in them the copy starts
+ * @len: bytes to copy; both sides have that many from their offsets
+ *
+ * vhca_copy(), with the fast-register MRs of both sides held against
+ * invalidation (vhca_segs_hold()): once a LOCAL_INV or SEND_WITH_INV has
+ * completed, no byte of the copy moves in or out of its MR.  Any context;
+ * caller holds rcu_read_lock().
+ *
+ * Return: 0, or which side lost a key since it was looked up, copying
+ * nothing: 1 the source, 2 the destination.
+ */
+int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
+		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
+		   u32 len)
+{
+	struct vhca_cursor dst = { .seg = dseg, .nseg = nd };
+	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
+	int lost = 0;
+
+	vhca_cursor_skip(&dst, doff);
+	vhca_cursor_skip(&src, soff);
+	/* a process's MRs are never invalidated: no need to stop softirqs */
+	if (!vhca_segs_fast(dseg, nd) && !vhca_segs_fast(sseg, ns)) {
+		vhca_copy(&dst, &src, len);
+		return 0;
+	}
+	local_bh_disable();
+	if (!vhca_segs_hold(sseg, ns)) {
+		lost = 1;
+	} else if (!vhca_segs_hold(dseg, nd)) {
+		vhca_segs_release(sseg, ns);
+		lost = 2;
+	} else {
+		vhca_copy(&dst, &src, len);
+		vhca_segs_release(dseg, nd);
+		vhca_segs_release(sseg, ns);
+	}
+	local_bh_enable();
+	return lost;
+}
+
 /*
  * Bytes of one WQE the local engine moves under one RCU read section.  A
  * WQE may move 2 GiB, and its SGEs may overlap: between chunks the engine
  * lets go of RCU and of the CPU, and looks every QP, key and SGE up again.
  */
 #define VHCA_EXEC_CHUNK		SZ_1M
-#define VHCA_MORE		0x101	/* not a status: the WQE goes on */
-
 /*
- * Where a SEND, RDMA WRITE or RDMA READ of the local engine is: @off bytes
- * moved of @len, and whether the responder's receive WQE (in qp->rwqe) was
- * taken for it.
+ * Bytes of one WQE a run of the send ring moves, holding qp->lock: then
+ * the WQE waits for the next run, in the engine's work.  So a doorbell
+ * returns to its poster, and modify_qp or destroy_qp get the lock, after
+ * this much of a 2 GiB WQE, not all of it.
  */
-struct vhca_exec_state {
-	s64 len;
-	u32 off;
-	bool took;
-};
+#define VHCA_EXEC_RUN		(4 * VHCA_EXEC_CHUNK)
+#define VHCA_MORE		0x101	/* not a status: the WQE goes on */
 
 /*
  * The next chunk of @qp's current WQE: SEND, RDMA WRITE or RDMA READ.
@@ -318,7 +400,6 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	/* what a lost or refused message completes with: UC never knows */
 	int gone = rc ? IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
 	int refused = rc ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
-	struct vhca_cursor src, dst;
 	struct vhca_rwqe *rwqe = qp->rwqe;
 	bool reads = w->opcode == IB_UVERBS_WR_RDMA_READ;
 	struct vhca_mr *rmr = NULL;
@@ -334,10 +415,14 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return -len;
 	if (!x->off) {
 		x->len = len;
+		x->opcode = w->opcode;
+		x->wr_id = w->wr_id;
 		if (!rc && READ_ONCE(qp->dst_dev) == U32_MAX)
 			return vhca_uc_wire(vdev, qp, w, sseg, ns, len);
 	} else if (len != x->len) {
 		return IB_WC_LOC_LEN_ERR;	/* rewritten between chunks */
+	} else if (w->opcode != x->opcode || w->wr_id != x->wr_id) {
+		return IB_WC_LOC_QP_OP_ERR;
 	}
 
 	peer = vhca_peer(vdev, qp);
@@ -352,7 +437,7 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 				  access);
 		if (!rmr)
 			return refused;
-		dseg[0] = (struct vhca_seg){ .mr = rmr,
+		dseg[0] = (struct vhca_seg){ .mr = rmr, .key = w->rdma.rkey,
 					     .va = w->rdma.remote_addr,
 					     .len = len };
 		nd = 1;
@@ -360,11 +445,12 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	n = min_t(s64, len - x->off, VHCA_EXEC_CHUNK);
 	if (reads) {
 		/* the peer's bytes into our SGEs */
-		src = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
-		dst = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
-		vhca_cursor_skip(&src, x->off);
-		vhca_cursor_skip(&dst, x->off);
-		vhca_copy(&dst, &src, n);
+		switch (vhca_copy_held(sseg, ns, x->off, dseg, nd, x->off, n)) {
+		case 1:
+			return refused;
+		case 2:
+			return IB_WC_LOC_PROT_ERR;
+		}
 		x->off += n;
 		return x->off < len ? VHCA_MORE : IB_WC_SUCCESS;
 	}
@@ -403,11 +489,24 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return IB_WC_REM_INV_REQ_ERR;
 		}
 	}
-	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
-	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
-	vhca_cursor_skip(&src, x->off);
-	vhca_cursor_skip(&dst, x->off);
-	vhca_copy(&dst, &src, n);
+	switch (vhca_copy_held(dseg, nd, x->off, sseg, ns, x->off, n)) {
+	case 1:		/* ours went: a receive taken fails with us */
+		if (x->took && !x->off) {
+			x->took = false;
+			vhca_recv_done(peer, rwqe->wr_id, IB_WC_REM_ABORT_ERR,
+				       0, NULL, qp->ibqp.qp_num);
+		}
+		return IB_WC_LOC_PROT_ERR;
+	case 2:		/* the responder's went */
+		if (x->took && !x->off) {
+			x->took = false;
+			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR,
+				       0, NULL, qp->ibqp.qp_num);
+		}
+		if (!send)
+			return refused;
+		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
+	}
 	x->off += n;
 	if (x->off < len)
 		return VHCA_MORE;
@@ -417,34 +516,58 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/**
+ * vhca_exec_abort() - forget how far the local engine got in a WQE
+ * @qp: the QP; caller holds qp->lock
+ *
+ * For a WQE that will not run again: failed, flushed, or its QP reset.  A
+ * receive WQE taken for its message completes in error, so the responder
+ * loses no completion.
+ */
+void vhca_exec_abort(struct vhca_qp *qp)
+{
+	struct vhca_qp *peer;
+
+	/* before the first byte, a failure completed the receive itself */
+	if (qp->exec.took && qp->exec.off && qp->exec.off < qp->exec.len) {
+		rcu_read_lock();
+		peer = vhca_qp_find(to_vdev(qp->ibqp.device),
+				    READ_ONCE(qp->dst_dev),
+				    qp->attr.dest_qp_num);
+		if (peer && peer->ibqp.qp_type == qp->ibqp.qp_type &&
+		    READ_ONCE(peer->state) != IB_QPS_RESET)
+			vhca_recv_done(peer, qp->rwqe->wr_id,
+				       IB_WC_REM_ABORT_ERR, 0, NULL,
+				       qp->ibqp.qp_num);
+		rcu_read_unlock();
+	}
+	qp->exec = (struct vhca_exec_state){};
+}
+
 /*
  * Execute @qp's current WQE, a SEND, RDMA WRITE or RDMA READ, chunk by
- * chunk.  A receive WQE taken for a message that then fails completes in
- * error too.  Returns as vhca_exec_chunk() does, never VHCA_MORE.
- * Process context; caller holds qp->lock.
+ * chunk, VHCA_EXEC_RUN bytes of it at most.  Returns as vhca_exec_chunk()
+ * does, with VHCA_PARTIAL instead of VHCA_MORE: qp->exec says where the
+ * next run goes on.  Process context; caller holds qp->lock.
  */
 static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 		     const struct vhca_swqe *w, struct vhca_seg *sseg,
 		     struct vhca_seg *dseg)
 {
-	struct vhca_exec_state x = {};
-	struct vhca_qp *peer;
+	u32 end = qp->exec.off + VHCA_EXEC_RUN;
 	int status;
 
 	for (;;) {
 		rcu_read_lock();
-		status = vhca_exec_chunk(vdev, qp, w, sseg, dseg, &x);
-		if (x.took && x.off && x.off < x.len && status != VHCA_MORE) {
-			/* it broke off between chunks: the receive fails too */
-			peer = vhca_peer(vdev, qp);
-			if (peer)
-				vhca_recv_done(peer, qp->rwqe->wr_id,
-					       IB_WC_REM_ABORT_ERR, 0, NULL,
-					       qp->ibqp.qp_num);
-		}
+		status = vhca_exec_chunk(vdev, qp, w, sseg, dseg, &qp->exec);
 		rcu_read_unlock();
-		if (status != VHCA_MORE)
+		if (status != VHCA_MORE) {
+			if (status != VHCA_RNR)
+				vhca_exec_abort(qp);
 			return status;
+		}
+		if (qp->exec.off >= end)
+			return VHCA_PARTIAL;
 		cond_resched();
 	}
 }
@@ -792,6 +915,7 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 	/* Acquire pairs with the provider's release of the producer. */
 	u32 prod = smp_load_acquire(&qp->sq.hdr->producer);
 
+	vhca_exec_abort(qp);
 	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots))
 		return;	/* the process broke its own ring */
 	while (qp->sq_cons != prod) {
@@ -806,8 +930,9 @@ void vhca_qp_flush_sq(struct vhca_qp *qp)
 
 /*
  * Execute one send WQE here: checked against the opcode table first.
- * Returns its completion status, VHCA_RNR, or VHCA_PARTIAL (UC on the
- * wire) to run it again.  Process context; caller holds qp->lock.
+ * Returns its completion status, VHCA_RNR, or VHCA_PARTIAL to run it
+ * again (a local WQE's next VHCA_EXEC_RUN bytes, or UC on the wire).
+ * Process context; caller holds qp->lock.
  */
 static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 			const struct vhca_swqe *w)

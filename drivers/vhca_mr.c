@@ -318,10 +318,11 @@ bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key)
 	if (cmpxchg(&mr->key, key, 0) != key)
 		return false;
 	/*
-	 * A READ response batch that found the key before it went may
-	 * still be copying (vhca_mr_read_begin()): invalidation completes
-	 * once it is done.  Batches run with bottom halves off and send 16
-	 * packets at most, so this spins for that long at worst.
+	 * A READ response batch or a local engine's chunk that found the
+	 * key before it went may still be copying (vhca_mr_read_begin()):
+	 * invalidation completes once it is done.  Both run with bottom
+	 * halves off and copy 16 packets or 1 MiB at most, so this spins
+	 * for that long at worst.
 	 */
 	smp_mb();	/* the key's store before the count's load */
 	while (atomic_read(&mr->readers))
@@ -330,7 +331,7 @@ bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key)
 }
 
 /**
- * vhca_mr_read_begin() - start copying a READ's response out of an MR
+ * vhca_mr_read_begin() - start a copy out of or into an MR
  * @mr: found by vhca_mr_find() under rcu_read_lock(), held since
  * @key: the key it was found by
  *

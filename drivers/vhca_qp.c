@@ -355,6 +355,7 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 {
 	bool kernel = !qp->ibqp.uobject;
 
+	vhca_exec_abort(qp);
 	WRITE_ONCE(qp->err_pending, false);
 	if (qp->rnr_wait)
 		vhca_qp_kick_now(qp);	/* its work finds RESET and lets go */
@@ -597,6 +598,9 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (qp->req.fl)
 		timer_shutdown_sync(&qp->req.timer);	/* it kicks the work */
 	cancel_delayed_work_sync(&qp->sq_work);
+	mutex_lock(&qp->lock);
+	vhca_exec_abort(qp);	/* a peer's receive taken by a WQE half done */
+	mutex_unlock(&qp->lock);
 	vhca_qp_free_rings(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	vhca_qp_free_bufs(qp);

@@ -349,14 +349,14 @@ static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
 /*
  * Place one READ response packet (or an atomic's original value) into the
  * local SGEs of the WQE at SQ index @idx, at @off.  Returns false if the WQE no longer
- * describes memory that can take it (the process rewrote its ring).
+ * describes memory that can take it (the process rewrote its ring, or a
+ * key of it was invalidated meanwhile).
  */
 static bool vhca_rc_place(struct vhca_qp *qp, u32 idx, const u8 *data,
 			  u32 off, u32 len)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_seg src_seg = { .kbuf = data, .len = len };
-	struct vhca_cursor src = { .seg = &src_seg, .nseg = 1 }, dst;
 	struct vhca_swqe *w = vhca_sq_fetch_at(qp, idx);
 	unsigned int ns;
 	bool ok = false;
@@ -366,12 +366,8 @@ static bool vhca_rc_place(struct vhca_qp *qp, u32 idx, const u8 *data,
 	room = vhca_wqe_source(vdev, qp, w, qp->seg, &ns,
 			       IB_ACCESS_LOCAL_WRITE);
 	if (room >= 0 && !(w->flags & VHCA_SWQE_F_INLINE) &&
-	    off + len <= room) {
-		dst = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
-		vhca_cursor_skip(&dst, off);
-		vhca_copy(&dst, &src, len);
-		ok = true;
-	}
+	    off + len <= room)
+		ok = !vhca_copy_held(qp->seg, ns, off, &src_seg, 1, 0, len);
 	rcu_read_unlock();
 	return ok;
 }

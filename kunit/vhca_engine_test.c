@@ -343,6 +343,37 @@ static void mr_readers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
 }
 
+/*
+ * The local engine holds the fast-register MRs of a chunk's segments; a
+ * key that went since the lookup fails the hold, and leaves none held.
+ */
+static void segs_hold(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+	struct vhca_mr user = { .type = VHCA_MR_USER };
+	struct vhca_seg seg[3] = {
+		{ .mr = &f->mr, .key = f->key, .len = 16 },
+		{ .mr = &user, .key = 0x1234, .len = 16 },	/* not counted */
+		{ .mr = &f->mr, .key = f->key, .len = 16 },	/* twice */
+	};
+
+	f->mr.type = VHCA_MR_FAST;
+	KUNIT_EXPECT_TRUE(test, vhca_segs_hold(seg, 3));
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&user.readers), 0);
+	vhca_segs_release(seg, 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
+	/* the last one's key is stale: the first is let go again */
+	seg[2].key ^= 1;
+	KUNIT_EXPECT_FALSE(test, vhca_segs_hold(seg, 3));
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
+	/* invalidated after the lookup, before the copy */
+	seg[2].key ^= 1;
+	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->pd, f->key));
+	KUNIT_EXPECT_FALSE(test, vhca_segs_hold(seg, 1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
+}
+
 static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(mr_keys),
 	KUNIT_CASE(mr_access),
@@ -353,6 +384,7 @@ static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(fast_reg),
 	KUNIT_CASE(wqe_opcodes),
 	KUNIT_CASE(mr_readers),
+	KUNIT_CASE(segs_hold),
 	{}
 };
 

@@ -4,7 +4,10 @@
  * each with its own receive queue and on an SRQ, connected to a second QP
  * of the same device, carry SENDs; then ib_drain_qp() must return with
  * every outstanding receive flushed, and a QP in ERR must flush whatever
- * is posted to it.  Debian's kernel has no KUnit, so this is a module: it
+ * is posted to it.  Then a LOCAL_INV on one QP while another QP's RDMA
+ * WRITE into that MR is under way: the WRITE must fail, and no byte may
+ * land once the invalidation completed.  Debian's kernel has no KUnit,
+ * so this is a module: it
  * runs at load and prints TAP to the kernel log, "vhca_kverbs_test: " in
  * front of each line.
  *
@@ -12,9 +15,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -478,6 +484,155 @@ out:
 	kfree(t);
 }
 
+/*
+ * LOCAL_INV against another QP's WRITE.  The MR is as large as a vhca
+ * fast-register page list goes: the engine moves it over several runs of
+ * the send ring, and the invalidation lands between or inside them.
+ */
+#define INV_PAGES	4096
+#define INV_LEN		(INV_PAGES * PAGE_SIZE)
+
+struct inv_wait {
+	struct ib_cqe cqe;
+	int status;		/* -1 until the completion */
+	wait_queue_head_t *wq;
+};
+
+static void inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct inv_wait *w = container_of(wc->wr_cqe, struct inv_wait, cqe);
+
+	WRITE_ONCE(w->status, wc->status);
+	wake_up(w->wq);
+}
+
+static int inv_status(struct inv_wait *w)
+{
+	wait_event_timeout(*w->wq, READ_ONCE(w->status) >= 0, 6 * WAIT);
+	return READ_ONCE(w->status);
+}
+
+static void inv_case(struct ib_device *dev)
+{
+	struct inv_wait reg_w, write_w, inv_w;
+	u8 *src = NULL, *dst = NULL, *snap = NULL;
+	struct sg_table sgt = {};
+	struct ib_mr *mr = NULL;
+	struct ib_reg_wr reg = {};
+	struct ib_rdma_wr wr = {};
+	struct ib_send_wr inv = {};
+	struct ib_sge sge = {};
+	struct scatterlist *sg;
+	struct tcase *t;
+	int err, n, i;
+	u32 landed;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t) {
+		tap(false, "LOCAL_INV under a WRITE: no memory");
+		return;
+	}
+	t->dev = dev;
+	t->type = IB_QPT_RC;
+	init_waitqueue_head(&t->wq);
+	reg_w = (struct inv_wait){ .cqe.done = inv_done, .status = -1,
+				   .wq = &t->wq };
+	write_w = reg_w;
+	inv_w = reg_w;
+
+	err = setup(t);
+	src = vmalloc(INV_LEN);
+	dst = vmalloc(INV_LEN);
+	snap = vmalloc(INV_LEN);
+	if (!err && (!src || !dst || !snap))
+		err = -ENOMEM;
+	if (!err)
+		err = sg_alloc_table(&sgt, INV_PAGES, GFP_KERNEL);
+	if (err)
+		goto out;
+	for (i = 0; i < INV_LEN; i++)
+		src[i] = pattern(i >> 12, i);
+	memset(dst, POISON, INV_LEN);
+	for_each_sg(sgt.sgl, sg, INV_PAGES, i)
+		sg_set_page(sg, vmalloc_to_page(dst + i * PAGE_SIZE),
+			    PAGE_SIZE, 0);
+	if (ib_dma_map_sg(dev, sgt.sgl, INV_PAGES, DMA_BIDIRECTIONAL) !=
+	    INV_PAGES) {
+		err = -EIO;
+		goto out;
+	}
+	mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, INV_PAGES);
+	if (IS_ERR(mr)) {
+		err = PTR_ERR(mr);
+		mr = NULL;
+		goto unmap;
+	}
+	n = ib_map_mr_sg(mr, sgt.sgl, INV_PAGES, NULL, PAGE_SIZE);
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = &reg_w.cqe;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	err = n == INV_PAGES ? ib_post_send(t->b.qp, &reg.wr, NULL) : -EIO;
+	if (!err)
+		inv_status(&reg_w);
+	tap(!err && reg_w.status == IB_WC_SUCCESS,
+	    "LOCAL_INV under a WRITE: REG_MR of a %u-page MR (%d pages mapped, %d, status %d)",
+	    INV_PAGES, n, err, reg_w.status);
+	if (err || reg_w.status != IB_WC_SUCCESS)
+		goto unmap;
+
+	sge.addr = ib_dma_map_single(dev, src, INV_LEN, DMA_TO_DEVICE);
+	sge.length = INV_LEN;
+	sge.lkey = t->pd->local_dma_lkey;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.wr_cqe = &write_w.cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = mr->iova;
+	wr.rkey = mr->rkey;
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.wr_cqe = &inv_w.cqe;
+	inv.send_flags = IB_SEND_SIGNALED;
+	inv.ex.invalidate_rkey = mr->rkey;
+	/* the invalidation goes once the WRITE's first bytes have landed */
+	err = ib_post_send(t->a.qp, &wr.wr, NULL);
+	for (i = 0; !err && i < 5000 && READ_ONCE(dst[0]) != src[0]; i++)
+		usleep_range(100, 200);
+	if (!err)
+		err = ib_post_send(t->b.qp, &inv, NULL);
+	if (!err)
+		inv_status(&inv_w);
+	tap(!err && inv_w.status == IB_WC_SUCCESS,
+	    "LOCAL_INV under a WRITE: the LOCAL_INV, posted once the WRITE's first bytes landed, completes (%d, status %d)",
+	    err, inv_w.status);
+	memcpy(snap, dst, INV_LEN);
+	inv_status(&write_w);
+	for (landed = 0; landed < INV_LEN && dst[landed] == src[landed];)
+		landed++;
+	tap(write_w.status == IB_WC_REM_ACCESS_ERR,
+	    "LOCAL_INV under a WRITE: the 16 MiB WRITE fails with REM_ACCESS_ERR (status %d, %u bytes landed first)",
+	    write_w.status, landed);
+	tap(!memcmp(snap, dst, INV_LEN),
+	    "LOCAL_INV under a WRITE: no byte lands once the LOCAL_INV completed");
+	ib_dma_unmap_single(dev, sge.addr, INV_LEN, DMA_TO_DEVICE);
+unmap:
+	ib_dma_unmap_sg(dev, sgt.sgl, INV_PAGES, DMA_BIDIRECTIONAL);
+out:
+	if (err)
+		tap(false, "LOCAL_INV under a WRITE: set-up failed (%d)", err);
+	if (mr)
+		ib_dereg_mr(mr);
+	teardown(t);
+	sg_free_table(&sgt);
+	vfree(snap);
+	vfree(dst);
+	vfree(src);
+	kfree(t);
+}
+
 static int __init vhca_kverbs_test_init(void)
 {
 	static const enum ib_qp_type types[] = {
@@ -495,6 +650,7 @@ static int __init vhca_kverbs_test_init(void)
 		run_case(dev, types[i], false);
 		run_case(dev, types[i], true);
 	}
+	inv_case(dev);
 	ib_device_put(dev);
 	pr_info("1..%d\n", tap_n);
 	pr_info("%d passed, %d failed\n", tap_n - tap_failed, tap_failed);
