@@ -9,7 +9,8 @@
 # (tools/debug-kernel.sh: KASAN, lockdep, UBSAN, kmemleak, fault
 # injection): the KUnit suites, the device and kernel ULP tests again,
 # every allocation of every verb failed in turn and the ring fuzzer, two
-# guests at a time, then the packet fuzzer from one guest at the other.
+# guests at a time, then the packet fuzzer from one guest at the other
+# (its checks that are fixed in time run on Debian's kernel, before).
 # Ends with "N passed, N failed".
 #
 # VHCA_DEBUG_KERNEL=0 leaves the debug kernel out (a quicker run for
@@ -139,6 +140,13 @@ tap guest-pyverbs tools/guest.sh 'bash tests/guest/pyverbs.sh'
 tap guest-twohost tools/guest.sh --timeout 1500 \
 	--peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
+# The packet fuzzer's steps that are fixed in time (spoofing, forged READ
+# responses, the READ flood) between Debian's kernels; the fuzz itself
+# runs between debug kernels below.
+fw_checks="FUZZ_PHASES=checks bash tests/guest/fuzz-wire.sh"
+[ "$debug" != 1 ] ||
+	tap guest-fuzz-wire-checks tools/guest.sh --timeout 1500 \
+		--peer "$fw_checks" "$fw_checks"
 
 debug_ok=0
 if [ "$debug" = 1 ]; then
@@ -173,8 +181,9 @@ elif [ "$debug_ok" = 1 ]; then
 	# Debian's kernel (--peer-stock) the fuzz ran six times faster and
 	# the debug victim fell behind: TCP between the two stalled for
 	# minutes after it, and the steps that follow failed to connect.
+	fw_fuzz="FUZZ_PHASES=fuzz bash tests/guest/fuzz-wire.sh"
 	tap guest-fuzz-wire-debug tools/guest.sh --debug --timeout 2400 \
-		--peer 'bash tests/guest/fuzz-wire.sh' 'bash tests/guest/fuzz-wire.sh'
+		--peer "$fw_fuzz" "$fw_fuzz"
 else
 	echo "not ok - debug kernel: tools/debug-kernel.sh or make debug failed"
 	failed=$((failed + 1))
