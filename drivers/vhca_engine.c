@@ -280,10 +280,16 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
 			    access, va, len);
 }
 
+/* Only fast-register MRs can be invalidated: the others need no hold. */
+static bool vhca_seg_fast(const struct vhca_seg *seg)
+{
+	return seg->mr && seg->mr->type == VHCA_MR_FAST;
+}
+
 void vhca_segs_release(const struct vhca_seg *seg, unsigned int n)
 {
 	while (n--)
-		if (seg[n].mr && seg[n].mr->type == VHCA_MR_FAST)
+		if (vhca_seg_fast(&seg[n]))
 			vhca_mr_read_end(seg[n].mr);
 }
 
@@ -300,7 +306,7 @@ bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		if (!seg[i].mr || seg[i].mr->type != VHCA_MR_FAST)
+		if (!vhca_seg_fast(&seg[i]))
 			continue;
 		if (!vhca_mr_read_begin(seg[i].mr, seg[i].key)) {
 			vhca_segs_release(seg, i);
@@ -313,7 +319,7 @@ bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n)
 static bool vhca_segs_fast(const struct vhca_seg *seg, unsigned int n)
 {
 	while (n--)
-		if (seg[n].mr && seg[n].mr->type == VHCA_MR_FAST)
+		if (vhca_seg_fast(&seg[n]))
 			return true;
 	return false;
 }
@@ -407,6 +413,7 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_qp *peer;
 	s64 len, room;
 	u32 max_sge, n;
+	int lost;
 
 	/* A READ's local SGEs are written, everything else's read. */
 	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
@@ -489,20 +496,22 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return IB_WC_REM_INV_REQ_ERR;
 		}
 	}
-	switch (vhca_copy_held(dseg, nd, x->off, sseg, ns, x->off, n)) {
-	case 1:		/* ours went: a receive taken fails with us */
+	lost = vhca_copy_held(dseg, nd, x->off, sseg, ns, x->off, n);
+	if (lost) {
+		/*
+		 * A receive taken before any byte moved completes here (after
+		 * that, vhca_exec_abort() does): our key went, or the
+		 * responder's.
+		 */
 		if (x->took && !x->off) {
 			x->took = false;
-			vhca_recv_done(peer, rwqe->wr_id, IB_WC_REM_ABORT_ERR,
+			vhca_recv_done(peer, rwqe->wr_id,
+				       lost == 1 ? IB_WC_REM_ABORT_ERR :
+						   IB_WC_LOC_PROT_ERR,
 				       0, NULL, qp->ibqp.qp_num);
 		}
-		return IB_WC_LOC_PROT_ERR;
-	case 2:		/* the responder's went */
-		if (x->took && !x->off) {
-			x->took = false;
-			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR,
-				       0, NULL, qp->ibqp.qp_num);
-		}
+		if (lost == 1)
+			return IB_WC_LOC_PROT_ERR;
 		if (!send)
 			return refused;
 		return rc ? IB_WC_REM_OP_ERR : IB_WC_SUCCESS;
@@ -528,7 +537,11 @@ void vhca_exec_abort(struct vhca_qp *qp)
 {
 	struct vhca_qp *peer;
 
-	/* before the first byte, a failure completed the receive itself */
+	/*
+	 * Before the first byte, a failure completed the receive itself.
+	 * The peer is looked up whatever its state (not vhca_peer()): one in
+	 * error still gets the completion, flushed or not.
+	 */
 	if (qp->exec.took && qp->exec.off && qp->exec.off < qp->exec.len) {
 		rcu_read_lock();
 		peer = vhca_qp_find(to_vdev(qp->ibqp.device),
