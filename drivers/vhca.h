@@ -80,7 +80,7 @@ struct vhca_dev {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	struct vhca_netsock *netsock;	/* its namespace's UDP sockets */
-	bool steered;			/* vhca_net_steer() took ndev; rtnl */
+	bool steered;			/* vhca_recv_steer() took ndev; rtnl */
 	struct list_head list;		/* on vhca_dev_list */
 	/* ib_register_device() zeroes ibdev.attrs and refills it from here */
 	struct ib_device_attr attrs;
@@ -302,45 +302,9 @@ struct vhca_rd_resp {
  * requester that timed out may ask for again; a power of two.
  */
 #define VHCA_RD_QUEUE		(2 * VHCA_MAX_RD_ATOM)
-/*
- * A QP's READ response packets not yet freed by the netdev, at most: the
- * packets an RC requester of vhca keeps on the wire, so that READs of up
- * to 512 packets are never held back.  Between two emulated hosts, 8 MiB
- * READs moved 30-32 MB/s at 128, 34-36 at 256, 38-40 at 512 with no
- * packet lost, and 40-42 at 1024 with some lost to CoDel.  64 KiB READs,
- * alternated with the module that sent all at once: 37-39 MB/s at 512,
- * 34-41 all at once.
- */
-#define VHCA_RD_INFLIGHT	512
-/*
- * The same for a UC QP's SENDs and WRITEs: UC has no ACK to pace it, and
- * a 16 MiB message sent as fast as the engine builds its packets lost
- * some to the sender's own CoDel, which loses the whole message.  It also
- * bounds what one run of the send ring sends of a WQE.
- */
-#define VHCA_UC_INFLIGHT	512
 /* READ response packets rd_work takes at once. */
-#define VHCA_RD_BATCH		16
-
-/*
- * WQEs an RC requester has on the wire at once: a power of two, and more
- * than the 128 that perftest keeps posted, so small messages are bounded
- * by VHCA_RC_MAX_PKTS in vhca_rc.c, not by this.
- */
-#define VHCA_RC_WINDOW		256
-
 /* What an RC requester remembers of a WQE on the wire. */
-struct vhca_rc_wqe {
-	u64 wr_id;
-	u32 psn;	/* of its first packet */
-	u32 npkts;	/* PSNs it takes: a READ's are its responses' */
-	u32 got;	/* response packets placed so far */
-	u32 asked;	/* @got when the rest of a READ was asked for again */
-	u32 len;
-	u8 opcode;
-	u8 flags;
-	u8 status;	/* what it completes with once answered */
-};
+struct vhca_req_wqe;
 
 /**
  * struct vhca_req - an RC requester on the wire, under the QP's lock
@@ -392,7 +356,7 @@ struct vhca_req {
 	bool busy;
 	struct timer_list timer;
 	struct sk_buff_head rxq;
-	struct vhca_rc_wqe *fl;
+	struct vhca_req_wqe *fl;
 	struct sk_buff *held;
 	u32 unacked;
 	u32 cwnd;
@@ -502,7 +466,7 @@ struct vhca_exec_state {
  * @rq_lock: guards rq_cons against the engines of QPs sending here
  * @sq_cons: the engine's consumer index of the send ring
  * @wire_pkt: UC on the wire: the next packet of WQE @sq_cons, which one
- *	run of the ring left unsent (vhca_uc_wire())
+ *	run of the ring left unsent (vhca_req_uc())
  * @exec: the local engine: how far WQE @sq_cons got (vhca_exec())
  * @sq_work: the engine's work on the send ring (delayed for RNR)
  * @rnr_left: RNR retries left for the WQE at sq_cons
@@ -627,8 +591,13 @@ struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid)
 struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index);
 
 struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+void vhca_fault_corrupt(void *p, u32 n);
+#else
+static inline void vhca_fault_corrupt(void *p, u32 n) { }
+#endif
 
-/* vhca_net.c: RoCEv2 on the wire */
+/* RoCEv2 on the wire: what the wire paths pass between them */
 
 /* The transport headers of a packet vhca sends. */
 struct vhca_tx_hdr {
@@ -676,19 +645,6 @@ struct vhca_conn_msg {
 	const struct sk_buff *skb;	/* its IP header: where it came from */
 };
 
-/*
- * An RC response packet (ACK, READ response, atomic ACK) from the wire,
- * in skb->cb while it waits for its QP's work.
- */
-struct vhca_rc_cb {
-	u32 psn;
-	u32 aeth;
-	u64 orig;
-	u32 off;	/* of the payload, from skb->data */
-	u32 len;
-	u8 op;
-};
-
 /* What a UD datagram's transport headers say. */
 struct vhca_ud_hdr {
 	u32 dqpn;
@@ -709,10 +665,12 @@ struct vhca_ud_msg {
 	u32 len;
 };
 
+/* vhca_net.c: the netdev, the UDP sockets, sending packets */
+int vhca_net_init(void);
+void vhca_net_exit(void);
 void vhca_net_get(struct vhca_dev *vdev);
 void vhca_net_put(struct vhca_dev *vdev);
-void vhca_net_steer(struct vhca_dev *vdev);
-void vhca_net_unsteer(struct vhca_dev *vdev);
+bool vhca_net_bound(const struct vhca_dev *vdev);
 struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 			       const struct vhca_tx_hdr *h, u32 len,
 			       u8 **payload);
@@ -726,9 +684,14 @@ void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const union ib_gid *sgid);
 void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
 		   const struct vhca_av *av, u32 sqpn);
-void vhca_ud_recv(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
-void vhca_conn_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m);
+u32 vhca_net_room(struct vhca_qp *qp, bool *wait, int max);
+void vhca_net_drain(struct vhca_qp *qp);
 extern const struct ib_device_ops vhca_net_ops;
+
+/* vhca_recv.c: steering, parsing and checking what arrives */
+void vhca_recv_steer(struct vhca_dev *vdev);
+void vhca_recv_unsteer(struct vhca_dev *vdev);
+int vhca_recv_udp(struct sock *sk, struct sk_buff *skb);
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);
@@ -736,101 +699,7 @@ void vhca_port_update(struct vhca_dev *vdev);
 __be64 vhca_node_guid(const u8 *mac);
 enum ib_mtu vhca_active_mtu(unsigned int netdev_mtu);
 
-/* vhca_net.c */
-int vhca_net_init(void);
-void vhca_net_exit(void);
-
-/* vhca_engine.c */
-extern struct workqueue_struct *vhca_wq;
-extern struct workqueue_struct *vhca_tx_wq;
-void vhca_sq_work(struct work_struct *work);
-void vhca_qp_kick(struct vhca_qp *qp);
-void vhca_qp_kick_now(struct vhca_qp *qp);
-void vhca_qp_doorbell(struct vhca_qp *qp);
-void vhca_qp_flush_sq(struct vhca_qp *qp);
-void vhca_exec_abort(struct vhca_qp *qp);
-
-/* The engine's parts vhca_conn.c builds on (and its KUnit suite tests). */
-struct vhca_cursor {
-	const struct vhca_seg *seg;
-	unsigned int nseg;
-	u32 off;	/* within *seg */
-};
-
-#define VHCA_RNR	0x100	/* not a status: try the WQE again later */
-#define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
-
-void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
-bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n);
-void vhca_segs_release(const struct vhca_seg *seg, unsigned int n);
-int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
-		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
-		   u32 len);
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-void vhca_fault_corrupt(void *p, u32 n);
-#else
-static inline void vhca_fault_corrupt(void *p, u32 n) { }
-#endif
-s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
-	      struct ib_pd *pd, int access, struct vhca_seg *seg,
-	      unsigned int *nseg);
-bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
-void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
-		    const struct vhca_swqe *w, u32 src_qpn);
-s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
-		    const struct vhca_swqe *w, struct vhca_seg *seg,
-		    unsigned int *nseg, int access);
-void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
-		    u32 len);
-struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx);
-u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
-		u64 swap);
-void vhca_cursor_skip(struct vhca_cursor *c, u32 n);
-unsigned long vhca_rnr_jiffies(u8 timer);
-void vhca_sq_advance(struct vhca_qp *qp);
-
-/* Where a run of the send ring stopped. */
-enum vhca_sq_stop {
-	VHCA_SQ_IDLE,	/* nothing it can do until something is posted */
-	VHCA_SQ_MORE,	/* the budget ran out with WQEs left */
-	VHCA_SQ_WAIT,	/* an RNR timer will run it again */
-	VHCA_SQ_BLOCKED, /* RC waits for responses, UC for its packets to
-			  * leave the netdev; each kicks it
-			  */
-};
-
-/* vhca_conn.c: UC to a QP on another host, and the UC and RC responder */
-int vhca_uc_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
-		 const struct vhca_swqe *w, struct vhca_seg *sseg,
-		 unsigned int ns, u32 len);
-void vhca_net_drain(struct vhca_qp *qp);
-u8 vhca_conn_op(bool write, bool first, bool last, bool imm);
-u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp);
-u32 vhca_conn_xmit(struct vhca_dev *vdev, struct vhca_qp *qp,
-		   const struct vhca_swqe *w, struct vhca_cursor *src, u32 len,
-		   u32 psn, u32 from, u32 max);
-u32 vhca_conn_npkts(struct vhca_dev *vdev, struct vhca_qp *qp, u32 len);
-void vhca_rc_rd_work(struct work_struct *work);
-void vhca_rc_rd_drain(struct vhca_qp *qp);
-
-/* vhca_rc.c: the RC requester on the wire */
-/* An RC QP whose peer is on another host: vhca_rc.c runs its send ring. */
-static inline bool vhca_rc_on_wire(const struct vhca_qp *qp)
-{
-	return qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX;
-}
-
-int vhca_rc_req_init(struct vhca_qp *qp);
-void vhca_rc_req_destroy(struct vhca_qp *qp);
-void vhca_rc_req_reset(struct vhca_qp *qp);
-void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool last);
-enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget);
-bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		      const struct vhca_bth *bth, bool ce);
-bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
-		 const struct vhca_bth *bth);
-
-/* vhca_wqe.c: the send opcodes, one table */
+/* vhca_wqe.c: what every path does with a WQE */
 enum {
 	VHCA_OPF_DATA_OUT	= 1 << 0,	/* its SGEs, or inline bytes, are sent */
 	VHCA_OPF_REMOTE		= 1 << 1,	/* names remote memory by rkey */
@@ -863,8 +732,101 @@ static inline const struct vhca_wr_op *vhca_wr_op(u8 opcode)
 	return &vhca_wr_ops[opcode];
 }
 
+/* A position in a list of segments: where a copy reads or writes next. */
+struct vhca_cursor {
+	const struct vhca_seg *seg;
+	unsigned int nseg;
+	u32 off;	/* within *seg */
+};
+
 int vhca_wqe_check(const struct vhca_qp *qp, const struct vhca_swqe *w);
 u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w);
+s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
+		    const struct vhca_swqe *w, struct vhca_seg *seg,
+		    unsigned int *nseg, int access);
+s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
+	      struct ib_pd *pd, int access, struct vhca_seg *seg,
+	      unsigned int *nseg);
+void vhca_cursor_skip(struct vhca_cursor *c, u32 n);
+void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
+bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n);
+void vhca_segs_release(const struct vhca_seg *seg, unsigned int n);
+int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
+		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
+		   u32 len);
+bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
+void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
+			u32 len, const struct vhca_swqe *w, u32 src_qpn,
+			u8 net);
+void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
+		    const struct vhca_swqe *w, u32 src_qpn);
+void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
+		    u32 len);
+u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
+		u64 swap);
+unsigned long vhca_rnr_jiffies(u8 timer);
+
+/*
+ * Bytes per packet: the path MTU, but no more than the netdev carries
+ * (modify_qp makes path_mtu at least 256 before RTR).
+ */
+static inline u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
+{
+	enum ib_mtu mtu = min(READ_ONCE(qp->attr.path_mtu),
+			      READ_ONCE(vdev->active_mtu));
+
+	return ib_mtu_enum_to_int(max(mtu, IB_MTU_256));
+}
+
+/* vhca_engine.c: the send rings, and the same-host path */
+extern struct workqueue_struct *vhca_wq;
+extern struct workqueue_struct *vhca_tx_wq;
+
+#define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
+
+/* Where a run of the send ring stopped. */
+enum vhca_sq_stop {
+	VHCA_SQ_IDLE,	/* nothing it can do until something is posted */
+	VHCA_SQ_MORE,	/* the budget ran out with WQEs left */
+	VHCA_SQ_WAIT,	/* an RNR timer will run it again */
+	VHCA_SQ_BLOCKED, /* RC waits for responses, UC for its packets to
+			  * leave the netdev; each kicks it
+			  */
+};
+
+void vhca_sq_work(struct work_struct *work);
+void vhca_qp_kick(struct vhca_qp *qp);
+void vhca_qp_kick_now(struct vhca_qp *qp);
+void vhca_qp_doorbell(struct vhca_qp *qp);
+void vhca_qp_flush_sq(struct vhca_qp *qp);
+struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx);
+void vhca_sq_advance(struct vhca_qp *qp);
+void vhca_exec_abort(struct vhca_qp *qp);
+void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
+
+/* vhca_req.c: the requester on the wire: RC's go-back-N, and UC */
+/* An RC QP whose peer is on another host: vhca_req.c runs its send ring. */
+static inline bool vhca_rc_on_wire(const struct vhca_qp *qp)
+{
+	return qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX;
+}
+
+int vhca_req_init(struct vhca_qp *qp);
+void vhca_req_destroy(struct vhca_qp *qp);
+void vhca_req_reset(struct vhca_qp *qp);
+enum vhca_sq_stop vhca_req_run(struct vhca_qp *qp, unsigned int *budget);
+int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
+		const struct vhca_swqe *w, struct vhca_seg *sseg,
+		unsigned int ns, u32 len);
+bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
+		       const struct vhca_bth *bth, bool ce);
+bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
+		  const struct vhca_bth *bth);
+
+/* vhca_resp.c: the responder of UC and RC on the wire */
+void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m);
+void vhca_resp_rd_work(struct work_struct *work);
+void vhca_resp_rd_drain(struct vhca_qp *qp);
 
 /* vhca_cq.c */
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,

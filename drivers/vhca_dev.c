@@ -363,7 +363,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	gone = ndev->reg_state != NETREG_REGISTERED;
 	if (!gone) {
 		vhca_port_update(vdev);
-		vhca_net_steer(vdev);
+		vhca_recv_steer(vdev);
 	}
 	rtnl_unlock();
 

@@ -162,7 +162,7 @@ bool vhca_dev_list_del(struct vhca_dev *vdev)
 {
 	/* the netdev's rx_handler is no longer vhca's once this returns */
 	rtnl_lock();
-	vhca_net_unsteer(vdev);
+	vhca_recv_unsteer(vdev);
 	rtnl_unlock();
 	mutex_lock(&vhca_dev_lock);
 	if (list_empty(&vdev->list)) {

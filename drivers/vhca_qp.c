@@ -187,7 +187,7 @@ static int vhca_qpn_alloc(struct vhca_dev *vdev, enum ib_qp_type type,
 static void vhca_qp_free_bufs(struct vhca_qp *qp)
 {
 	dst_cache_destroy(&qp->dst_cache);	/* never set up is fine */
-	vhca_rc_req_destroy(qp);
+	vhca_req_destroy(qp);
 	kfree(qp->resp.rd);
 	kfree(qp->resp.atomic);
 	kfree(qp->resp.seg);
@@ -286,7 +286,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 					  sizeof(*qp->resp.atomic), GFP_KERNEL);
 		qp->resp.rd = kmalloc_array(VHCA_RD_QUEUE,
 					    sizeof(*qp->resp.rd), GFP_KERNEL);
-		err = qp->resp.atomic && qp->resp.rd ? vhca_rc_req_init(qp) :
+		err = qp->resp.atomic && qp->resp.rd ? vhca_req_init(qp) :
 						       -ENOMEM;
 		if (err)
 			goto err_buf;
@@ -296,7 +296,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_post_lock);
 	spin_lock_init(&qp->rq_post_lock);
 	INIT_DELAYED_WORK(&qp->sq_work, vhca_sq_work);
-	INIT_WORK(&qp->rd_work, vhca_rc_rd_work);
+	INIT_WORK(&qp->rd_work, vhca_resp_rd_work);
 	qp->rd_cpu = -1;
 	qp->state = IB_QPS_RESET;
 	qp->dst_dev = U32_MAX;
@@ -374,7 +374,7 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 		WRITE_ONCE(qp->sq.hdr->producer, 0);
 	spin_unlock_irq(&qp->sq_post_lock);
 	if (qp->req.fl)
-		vhca_rc_req_reset(qp);
+		vhca_req_reset(qp);
 
 	spin_lock_irq(&qp->rq_post_lock);
 	spin_lock(&qp->rq_lock);
@@ -592,7 +592,7 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase(&to_vdev(ibqp->device)->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
 	if (qp->resp.rd)
-		vhca_rc_rd_drain(qp);
+		vhca_resp_rd_drain(qp);
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		vhca_net_drain(qp);
 	if (qp->req.fl)

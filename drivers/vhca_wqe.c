@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * WQE helpers: what each send opcode is, in one table, and the check every
- * send WQE passes before the local engine or the RC requester acts on it.
+ * WQE helpers that the local engine, the requester and the responder
+ * share: what each send opcode is, in one table, and the check every send
+ * WQE passes before anything acts on it; turning SGEs into segments and
+ * copying between them; taking receive WQEs and completing WQEs; atomics.
  * A user QP's send ring is written by its process at will, so the table,
  * not whoever posted the WQE, says which opcodes a QP type has and which
  * of them may carry their data inline.
@@ -114,4 +116,370 @@ u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w)
 	for (i = 0; i < n; i++)
 		len += w->sge[i].length;
 	return min_t(u64, len, U32_MAX);
+}
+
+static const u32 vhca_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+unsigned long vhca_rnr_jiffies(u8 timer)
+{
+	return usecs_to_jiffies(vhca_rnr_usecs[timer & 31]);
+}
+
+void vhca_cursor_skip(struct vhca_cursor *c, u32 n)
+{
+	while (n) {
+		u32 k = min(n, c->seg->len - c->off);
+
+		c->off += k;
+		n -= k;
+		if (c->off == c->seg->len) {
+			c->seg++;
+			c->off = 0;
+		}
+	}
+}
+
+void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
+{
+	while (len) {
+		const struct vhca_seg *d = dst->seg, *s = src->seg;
+		u32 n = min3(len, d->len - dst->off, s->len - src->off);
+		u32 droom = n, sroom = n;
+		void *dp, *sp;
+
+		if (!n) {
+			if (dst->off == d->len) {
+				dst->seg++;
+				dst->off = 0;
+			}
+			if (src->off == s->len) {
+				src->seg++;
+				src->off = 0;
+			}
+			continue;
+		}
+		dp = d->kdst ? d->kdst + dst->off :
+			 vhca_mr_map(d->mr, d->va + dst->off, &droom);
+		sp = s->kbuf ? NULL : vhca_mr_map(s->mr, s->va + src->off, &sroom);
+		n = min3(n, droom, sroom);
+		memcpy(dp, sp ? sp : s->kbuf + src->off, n);
+		vhca_fault_corrupt(dp, n);
+		if (sp)
+			vhca_mr_unmap(s->mr, sp);
+		if (!d->kdst)
+			vhca_mr_unmap(d->mr, dp);
+		dst->off += n;
+		src->off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Turn a WQE's SGEs into segments in @seg, checking each key for @pd and
+ * @access.  Returns the total length, or -1 for a bad key or range.
+ */
+s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
+	      struct ib_pd *pd, int access, struct vhca_seg *seg,
+	      unsigned int *nseg)
+{
+	s64 total = 0;
+	u32 i;
+
+	*nseg = 0;
+	for (i = 0; i < num; i++) {
+		u32 len = READ_ONCE(sge[i].length);
+		u32 key = READ_ONCE(sge[i].lkey);
+		u64 va = READ_ONCE(sge[i].addr);
+		struct vhca_mr *mr;
+
+		if (!len)
+			continue;
+		mr = vhca_mr_find(vdev, key, pd, access, va, len);
+		if (!mr)
+			return -1;
+		seg[(*nseg)++] = (struct vhca_seg){ .mr = mr, .key = key,
+						    .va = va, .len = len };
+		total += len;
+	}
+	return total;
+}
+
+s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
+		    const struct vhca_swqe *w, struct vhca_seg *seg,
+		    unsigned int *nseg, int access)
+{
+	s64 len;
+
+	if (w->flags & VHCA_SWQE_F_INLINE) {
+		if (w->inline_len > qp->max_inline)
+			return -IB_WC_LOC_LEN_ERR;
+		seg[0] = (struct vhca_seg){ .kbuf = (const u8 *)w->sge,
+					    .len = w->inline_len };
+		*nseg = w->inline_len ? 1 : 0;
+		return w->inline_len;
+	}
+	if (w->num_sge > qp->sq.g.max_sge)
+		return -IB_WC_LOC_LEN_ERR;
+	len = vhca_sges(vdev, w->sge, w->num_sge, qp->ibqp.pd, access, seg,
+			nseg);
+	if (len < 0)
+		return -IB_WC_LOC_PROT_ERR;
+	if (len > SZ_2G)
+		return -IB_WC_LOC_LEN_ERR;
+	return len;
+}
+
+static bool vhca_seg_fast(const struct vhca_seg *seg)
+{
+	return seg->mr && seg->mr->type == VHCA_MR_FAST;
+}
+
+void vhca_segs_release(const struct vhca_seg *seg, unsigned int n)
+{
+	while (n--)
+		if (vhca_seg_fast(&seg[n]))
+			vhca_mr_read_end(seg[n].mr);
+}
+
+/*
+ * Keep the fast-register MRs of @seg valid while the local engine copies
+ * a chunk: LOCAL_INV and SEND_WITH_INV, on any QP and CPU, complete only
+ * once vhca_segs_release() let go (vhca_mr_invalidate() waits).  Returns
+ * false, holding nothing, if a key went since it was looked up.  Bottom
+ * halves off from here to the release: the invalidation spins, and may
+ * run in softirq on this CPU.
+ */
+bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!vhca_seg_fast(&seg[i]))
+			continue;
+		if (!vhca_mr_read_begin(seg[i].mr, seg[i].key)) {
+			vhca_segs_release(seg, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool vhca_segs_fast(const struct vhca_seg *seg, unsigned int n)
+{
+	while (n--)
+		if (vhca_seg_fast(&seg[n]))
+			return true;
+	return false;
+}
+
+/**
+ * vhca_copy_held() - copy between segments that an invalidation may hit
+ * @dseg: the destination's segments
+ * @nd: how many
+ * @doff: where in them the copy starts
+ * @sseg: the source's segments
+ * @ns: how many
+ * @soff: where in them the copy starts
+ * @len: bytes to copy; both sides have that many from their offsets
+ *
+ * vhca_copy(), with the fast-register MRs of both sides held against
+ * invalidation (vhca_segs_hold()): once a LOCAL_INV or SEND_WITH_INV has
+ * completed, no byte of the copy moves in or out of its MR.  Any context;
+ * caller holds rcu_read_lock().
+ *
+ * Return: 0, or which side lost a key since it was looked up, copying
+ * nothing: 1 the source, 2 the destination.
+ */
+int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
+		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
+		   u32 len)
+{
+	struct vhca_cursor dst = { .seg = dseg, .nseg = nd };
+	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
+	int lost = 0;
+
+	vhca_cursor_skip(&dst, doff);
+	vhca_cursor_skip(&src, soff);
+	/* a process's MRs are never invalidated: no need to stop softirqs */
+	if (!vhca_segs_fast(dseg, nd) && !vhca_segs_fast(sseg, ns)) {
+		vhca_copy(&dst, &src, len);
+		return 0;
+	}
+	local_bh_disable();
+	if (!vhca_segs_hold(sseg, ns)) {
+		lost = 1;
+	} else if (!vhca_segs_hold(dseg, nd)) {
+		vhca_segs_release(sseg, ns);
+		lost = 2;
+	} else {
+		vhca_copy(&dst, &src, len);
+		vhca_segs_release(dseg, nd);
+		vhca_segs_release(sseg, ns);
+	}
+	local_bh_enable();
+	return lost;
+}
+
+/*
+ * Take the next receive WQE of @dst (its RQ or its SRQ) into @wqe, bounded
+ * by the ring's stride and SGE limit.  Returns false if there is none (or
+ * the ring's producer index is impossible).  Any context.
+ */
+bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge)
+{
+	struct vhca_uring *r;
+	spinlock_t *lock;	/* the ring's consumer side */
+	struct vhca_srq *srq = NULL;
+	unsigned long flags;
+	u32 prod, *cons;
+	bool ok = false;
+
+	if (dst->ibqp.srq) {
+		srq = to_vsrq(dst->ibqp.srq);
+		r = &srq->ring;
+		lock = &srq->lock;
+		cons = &srq->cons;
+	} else {
+		r = &dst->rq;
+		lock = &dst->rq_lock;
+		cons = &dst->rq_cons;
+	}
+	*max_sge = r->g.max_sge;
+
+	spin_lock_irqsave(lock, flags);
+	/* Acquire pairs with the provider's release of the producer. */
+	prod = smp_load_acquire(&r->hdr->producer);
+	if (vhca_ring_sane(prod, *cons, r->g.log2_slots) &&
+	    !vhca_ring_empty(prod, *cons)) {
+		memcpy(wqe, vhca_uring_slot(r, *cons), 1U << r->g.log2_stride);
+		(*cons)++;
+		/* Release: the slot is copied before it is handed back. */
+		smp_store_release(&r->hdr->consumer, *cons);
+		ok = true;
+		if (srq && srq->limit && vhca_ring_used(prod, *cons) < srq->limit) {
+			struct ib_event ev = {
+				.device = srq->ibsrq.device,
+				.element.srq = &srq->ibsrq,
+				.event = IB_EVENT_SRQ_LIMIT_REACHED,
+			};
+
+			srq->limit = 0;	/* one-shot: re-armed by modify_srq */
+			if (srq->ibsrq.event_handler)
+				srq->ibsrq.event_handler(&ev,
+							 srq->ibsrq.srq_context);
+		}
+	}
+	spin_unlock_irqrestore(lock, flags);
+	return ok;
+}
+
+void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
+			u32 len, const struct vhca_swqe *w, u32 src_qpn,
+			u8 net)
+{
+	struct vhca_cqe cqe = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.byte_len = len,
+		.qp_num = dst->ibqp.qp_num,
+		.src_qp = src_qpn,
+	};
+
+	if (net) {
+		cqe.flags |= VHCA_CQE_F_GRH | VHCA_CQE_F_NET_HDR;
+		cqe.network_hdr_type = net;
+	}
+	if (w && (w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		  w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)) {
+		cqe.flags |= VHCA_CQE_F_IMM;
+		cqe.ex = w->ex;
+	}
+	if (w && w->opcode == IB_UVERBS_WR_SEND_WITH_INV) {
+		cqe.flags |= VHCA_CQE_F_INV;
+		cqe.ex = w->ex;
+	}
+	if (w && w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
+		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe,
+		     w && (w->flags & VHCA_SWQE_F_SOLICITED));
+	/*
+	 * A connected QP whose WQE completed in error is in error too.  Its
+	 * lock is not ours to take here: its own work does it, and flushes
+	 * what else it has posted.
+	 */
+	if (status != IB_WC_SUCCESS && dst->ibqp.qp_type == IB_QPT_RC) {
+		WRITE_ONCE(dst->err_pending, true);
+		vhca_qp_kick_now(dst);
+	}
+}
+
+void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
+		    const struct vhca_swqe *w, u32 src_qpn)
+{
+	vhca_recv_done_grh(dst, wr_id, status, len, w, src_qpn, 0);
+}
+
+/**
+ * vhca_send_done() - post the completion of a send WQE
+ * @qp: its QP
+ * @w: the WQE (its wr_id and opcode are all that is read)
+ * @status: an IB_WC_* status
+ * @len: the bytes it moved, for byte_len: ibv_poll_cq(3) makes it
+ *	relevant for READs and atomics; it is given for every opcode that
+ *	succeeded, as rxe does
+ */
+void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
+		    u32 len)
+{
+	struct vhca_cqe cqe = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.byte_len = status == IB_WC_SUCCESS ? len : 0,
+		/* a WQE the table refuses completes as a SEND would */
+		.opcode = vhca_wr_op(w->opcode) ? vhca_wr_op(w->opcode)->wc :
+						  IB_WC_SEND,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	vhca_cq_post(to_vcq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/**
+ * vhca_atomic() - compare-and-swap or fetch-and-add on 8 bytes of an MR
+ * @mr: the MR, found for @va with IB_ACCESS_REMOTE_ATOMIC
+ * @va: 8-byte aligned, so the word is within one page
+ * @cas: compare-and-swap (else fetch-and-add)
+ * @compare_add: what to compare with, or to add
+ * @swap: what to store if the comparison holds
+ *
+ * cmpxchg on the mapped word makes it atomic against every other atomic
+ * of this host (and the CPUs).
+ *
+ * Return: the original value.
+ */
+u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
+		u64 swap)
+{
+	u64 *p, old, new, seen;
+	u32 room;
+
+	p = vhca_mr_map(mr, va, &room);
+	old = READ_ONCE(*p);
+	for (;;) {
+		if (cas)
+			new = old == compare_add ? swap : old;
+		else
+			new = old + compare_add;
+		seen = cmpxchg64(p, old, new);
+		if (seen == old)
+			break;
+		old = seen;
+	}
+	vhca_mr_unmap(mr, p);
+	return old;
 }

@@ -560,7 +560,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	# rxe bounds what it asks for only by each QP's max_rd_atomic: 16 QPs
 	# of READs fill a's qdisc (ECN-capable responses are marked, not
 	# dropped), and rxe, timing out behind them, asks again for some
-	# (vhca_rc_read_again(): seen 250-670 in 8 s)
+	# (vhca_resp_read_again(): seen 250-670 in 8 s)
 	drops0=$(qdisc_drops)
 	check "guest a: ib_read_bw server with 16 QPs on vhca0, client rxe0 in b" \
 		pt ib_read_bw vhca0 -q 16 -n 50

@@ -64,7 +64,7 @@ rm -f "$inst.host" "$inst.results"
 printf '%s\n' "ffffffff81000000 T pv_native_safe_halt" \
 	"ffffffff81000100 T native_queued_spin_lock_slowpath" \
 	"ffffffff81000200 t virtnet_poll_tx [virtio_net]" \
-	"ffffffffc0000000 t vhca_rc_rd_work [vhca]" >"$inst.syms"
+	"ffffffffc0000000 t vhca_resp_rd_work [vhca]" >"$inst.syms"
 printf '%s\n' "01 ffffffff81000004" "02 ffffffff81000004" \
 	"01 ffffffff81000120 ffffffff81000210 1234" "02 ffffffffc0000010" \
 	"01 ffffffff81000130 ffffffff81000220" "02 7f0000001000" >"$inst.samples"
@@ -75,7 +75,7 @@ check_eq "vcpu-prof.py: idle per vCPU" "$(sed -n 1p <<<"$out")" \
 check_eq "vcpu-prof.py: busy samples by function, per vCPU" \
 	"$(awk '$2 ~ /^[0-9]+$/ { print $1, $2, $3, $NF }' <<<"$out" | head -n 3)" \
 	"50.0 2 native_queued_spin_lock_slowpath 02:0]
-25.0 1 vhca_rc_rd_work 02:1]
+25.0 1 vhca_resp_rd_work 02:1]
 25.0 1 [user] 02:1]"
 check_eq "vcpu-prof.py: who spun" "$(tail -n 1 <<<"$out")" \
 	"     2  virtnet_poll_tx [virtio_net]"

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The RC requester on the wire: go-back-N, as the IBA has it.
+ * The requester on the wire: a SEND or WRITE cut into packets of the path
+ * MTU (vhca_req_packets()), for UC and RC, and RC's go-back-N, as the IBA
+ * has it.  UC is unacknowledged: its WQE is done when its last packet has
+ * left (vhca_req_uc()).
  *
  * A WQE leaves in packets of the path MTU with consecutive PSNs (a READ
  * request takes as many PSNs as its response has packets) and stays in
@@ -10,7 +13,7 @@
  * one again, or to place a READ response, its slot is copied out of the
  * ring and checked again, like any WQE.
  *
- * Responses arrive in softirq and are queued to the QP (vhca_rc_response);
+ * Responses arrive in softirq and are queued to the QP (vhca_req_response);
  * the QP's work takes them under qp->lock, completes WQEs in order and
  * then sends what it may.  An ACK completes every SEND and WRITE up to its
  * PSN; a READ or atomic completes with its responses, which are placed
@@ -27,6 +30,13 @@
 
 #include "vhca.h"
 
+/*
+ * WQEs an RC requester has on the wire at once: a power of two, and more
+ * than the 128 that perftest keeps posted, so small messages are bounded
+ * by VHCA_RC_MAX_PKTS, not by this.
+ */
+#define VHCA_RC_WINDOW		256
+
 #define VHCA_RC_FL_MASK		(VHCA_RC_WINDOW - 1)
 /*
  * Packets on the wire at most for one QP, unless one WQE has more.  After
@@ -40,7 +50,7 @@
 #define VHCA_RC_MAX_PKTS	512
 /*
  * The same for all of a device's RC QPs together, split evenly among
- * those with requests on the wire (vhca_rc_max_pkts()): the packets wait
+ * those with requests on the wire (vhca_req_max_pkts()): the packets wait
  * in one qdisc, whichever QP sent them.  With 512 packets for each QP,
  * four QPs had fq_codel drop 153 packets in 5 s and go-back-N send one in
  * six again, and eight QPs sent four in ten again and fell to 9 MB/s.  Of
@@ -80,15 +90,48 @@
 /* Responses one QP may have waiting for its work. */
 #define VHCA_RC_RXQ_MAX		1024
 
-static_assert((VHCA_RC_WINDOW & VHCA_RC_FL_MASK) == 0);
-static_assert(sizeof(struct vhca_rc_cb) <= sizeof_field(struct sk_buff, cb));
+/*
+ * The same for a UC QP's SENDs and WRITEs: UC has no ACK to pace it, and
+ * a 16 MiB message sent as fast as the engine builds its packets lost
+ * some to the sender's own CoDel, which loses the whole message.  It also
+ * bounds what one run of the send ring sends of a WQE.
+ */
+#define VHCA_UC_INFLIGHT	512
 
-static struct vhca_rc_cb *vhca_rc_cb(struct sk_buff *skb)
+struct vhca_req_wqe {
+	u64 wr_id;
+	u32 psn;	/* of its first packet */
+	u32 npkts;	/* PSNs it takes: a READ's are its responses' */
+	u32 got;	/* response packets placed so far */
+	u32 asked;	/* @got when the rest of a READ was asked for again */
+	u32 len;
+	u8 opcode;
+	u8 flags;
+	u8 status;	/* what it completes with once answered */
+};
+
+/*
+ * An RC response packet (ACK, READ response, atomic ACK) from the wire,
+ * in skb->cb while it waits for its QP's work.
+ */
+struct vhca_req_cb {
+	u32 psn;
+	u32 aeth;
+	u64 orig;
+	u32 off;	/* of the payload, from skb->data */
+	u32 len;
+	u8 op;
+};
+
+static_assert((VHCA_RC_WINDOW & VHCA_RC_FL_MASK) == 0);
+static_assert(sizeof(struct vhca_req_cb) <= sizeof_field(struct sk_buff, cb));
+
+static struct vhca_req_cb *vhca_req_cb(struct sk_buff *skb)
 {
-	return (struct vhca_rc_cb *)skb->cb;
+	return (struct vhca_req_cb *)skb->cb;
 }
 
-static void vhca_rc_cwnd_reset(struct vhca_req *q)
+static void vhca_req_cwnd_reset(struct vhca_req *q)
 {
 	q->cwnd = VHCA_RC_MAX_PKTS;
 	q->cwnd_target = VHCA_RC_MAX_PKTS;
@@ -98,7 +141,7 @@ static void vhca_rc_cwnd_reset(struct vhca_req *q)
 }
 
 /* A queue on the way to the responder is filling: send less. */
-static void vhca_rc_cwnd_cut(struct vhca_qp *qp)
+static void vhca_req_cwnd_cut(struct vhca_qp *qp)
 {
 	struct vhca_req *q = &qp->req;
 
@@ -112,7 +155,7 @@ static void vhca_rc_cwnd_cut(struct vhca_qp *qp)
 }
 
 /* @pkts more packets were acknowledged. */
-static void vhca_rc_cwnd_grow(struct vhca_req *q, u32 pkts)
+static void vhca_req_cwnd_grow(struct vhca_req *q, u32 pkts)
 {
 	if (q->cwnd >= VHCA_RC_MAX_PKTS)
 		return;
@@ -126,7 +169,7 @@ static void vhca_rc_cwnd_grow(struct vhca_req *q, u32 pkts)
 		q->cwnd = min(q->cwnd + VHCA_RC_CWND_AI, VHCA_RC_MAX_PKTS);
 }
 
-static void vhca_rc_timer(struct timer_list *t)
+static void vhca_req_timer(struct timer_list *t)
 {
 	struct vhca_qp *qp = from_timer(qp, t, req.timer);
 
@@ -135,24 +178,24 @@ static void vhca_rc_timer(struct timer_list *t)
 }
 
 /**
- * vhca_rc_req_init() - set up an RC QP's requester
+ * vhca_req_init() - set up an RC QP's requester
  * @qp: a new RC QP
  *
  * Return: 0 or -ENOMEM.
  */
-int vhca_rc_req_init(struct vhca_qp *qp)
+int vhca_req_init(struct vhca_qp *qp)
 {
 	qp->req.fl = kvcalloc(VHCA_RC_WINDOW, sizeof(*qp->req.fl), GFP_KERNEL);
 	if (!qp->req.fl)
 		return -ENOMEM;
-	timer_setup(&qp->req.timer, vhca_rc_timer, 0);
+	timer_setup(&qp->req.timer, vhca_req_timer, 0);
 	skb_queue_head_init(&qp->req.rxq);
-	vhca_rc_cwnd_reset(&qp->req);
+	vhca_req_cwnd_reset(&qp->req);
 	return 0;
 }
 
 /* Count @qp in or out of its device's RC QPs with requests on the wire. */
-static void vhca_rc_set_busy(struct vhca_qp *qp, bool busy)
+static void vhca_req_set_busy(struct vhca_qp *qp, bool busy)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 
@@ -169,7 +212,7 @@ static void vhca_rc_set_busy(struct vhca_qp *qp, bool busy)
  * @qp's share of the device's bound, itself counted as busy, in packets
  * of its path MTU.
  */
-static u32 vhca_rc_max_pkts(struct vhca_qp *qp)
+static u32 vhca_req_max_pkts(struct vhca_qp *qp)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	int busy = atomic_read(&vdev->rc_busy) + !qp->req.busy;
@@ -181,25 +224,25 @@ static u32 vhca_rc_max_pkts(struct vhca_qp *qp)
 }
 
 /**
- * vhca_rc_req_destroy() - tear down an RC QP's requester
+ * vhca_req_destroy() - tear down an RC QP's requester
  * @qp: the QP, no longer findable by QPN (after a grace period), its
  *	timer shut down and its work cancelled (or a QP never created)
  */
-void vhca_rc_req_destroy(struct vhca_qp *qp)
+void vhca_req_destroy(struct vhca_qp *qp)
 {
 	if (!qp->req.fl)
 		return;
-	vhca_rc_set_busy(qp, false);
+	vhca_req_set_busy(qp, false);
 	skb_queue_purge(&qp->req.rxq);
 	kvfree(qp->req.fl);
 	qp->req.fl = NULL;
 }
 
 /**
- * vhca_rc_req_reset() - forget what was on the wire
+ * vhca_req_reset() - forget what was on the wire
  * @qp: the QP, its send ring just flushed or reset; caller holds qp->lock
  */
-void vhca_rc_req_reset(struct vhca_qp *qp)
+void vhca_req_reset(struct vhca_qp *qp)
 {
 	qp->req.next = qp->sq_cons;
 	qp->req.sent = qp->sq_cons;
@@ -214,12 +257,12 @@ void vhca_rc_req_reset(struct vhca_qp *qp)
 	skb_queue_purge(&qp->req.rxq);
 	kfree_skb(qp->req.held);
 	qp->req.held = NULL;
-	vhca_rc_set_busy(qp, false);
-	vhca_rc_cwnd_reset(&qp->req);
+	vhca_req_set_busy(qp, false);
+	vhca_req_cwnd_reset(&qp->req);
 }
 
 /* Send the packet held back, first asking for an ACK if @ack. */
-static void vhca_rc_flush(struct vhca_qp *qp, bool ack)
+static void vhca_req_flush(struct vhca_qp *qp, bool ack)
 {
 	struct sk_buff *skb = qp->req.held;
 
@@ -234,18 +277,18 @@ static void vhca_rc_flush(struct vhca_qp *qp, bool ack)
 }
 
 /**
- * vhca_rc_xmit() - send a SEND or WRITE request packet, in PSN order
+ * vhca_req_xmit() - send a SEND or WRITE request packet, in PSN order
  * @qp: the RC QP; caller holds qp->lock
  * @skb: the packet, from vhca_net_alloc(), not asking for an ACK; consumed
  * @last: it ends its message
  *
  * Every VHCA_RC_ACKREQ_EVERY-th packet asks for an ACK.  A message's last
  * packet that does not is held back until the next packet goes, or until
- * vhca_rc_run() ends and it asks.
+ * vhca_req_run() ends and it asks.
  */
-void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool last)
+static void vhca_req_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool last)
 {
-	vhca_rc_flush(qp, false);
+	vhca_req_flush(qp, false);
 	if (++qp->req.unacked >= VHCA_RC_ACKREQ_EVERY) {
 		vhca_bth_set_ackreq(skb);
 		qp->req.unacked = 0;
@@ -256,12 +299,197 @@ void vhca_rc_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool last)
 	vhca_net_send_qp(to_vdev(qp->ibqp.device), skb, qp);
 }
 
-static bool vhca_rc_is_read(u8 opcode)
+static u8 vhca_req_op(bool write, bool first, bool last, bool imm)
+{
+	if (first && last)
+		return write ? (imm ? VHCA_OP_WRITE_ONLY_IMM : VHCA_OP_WRITE_ONLY) :
+			       (imm ? VHCA_OP_SEND_ONLY_IMM : VHCA_OP_SEND_ONLY);
+	if (first)
+		return write ? VHCA_OP_WRITE_FIRST : VHCA_OP_SEND_FIRST;
+	if (last)
+		return write ? (imm ? VHCA_OP_WRITE_LAST_IMM : VHCA_OP_WRITE_LAST) :
+			       (imm ? VHCA_OP_SEND_LAST_IMM : VHCA_OP_SEND_LAST);
+	return write ? VHCA_OP_WRITE_MIDDLE : VHCA_OP_SEND_MIDDLE;
+}
+
+static u32 vhca_req_npkts(struct vhca_dev *vdev, struct vhca_qp *qp, u32 len)
+{
+	return len ? DIV_ROUND_UP(len, vhca_qp_mtu(vdev, qp)) : 1;
+}
+
+/*
+ * Packets of one message between two looks at whether the CPU is wanted:
+ * a message of 2 GiB is millions of them.
+ */
+#define VHCA_REQ_YIELD		64
+
+/*
+ * The destructor of a UC SEND or WRITE packet: the netdev is done with it.
+ * Once half the QP's allowance is free, a message waiting for it goes on
+ * in the QP's work.  Any context.
+ */
+static void vhca_req_uc_free(struct sk_buff *skb)
+{
+	struct vhca_qp *qp = skb_shinfo(skb)->destructor_arg;
+	int left;
+
+	rcu_read_lock();	/* vhca_net_drain() waits for it */
+	left = atomic_dec_return(&qp->net_inflight);
+	if (left <= VHCA_UC_INFLIGHT / 2 && READ_ONCE(qp->uc_wait)) {
+		WRITE_ONCE(qp->uc_wait, false);
+		vhca_qp_kick(qp);
+	}
+	if (!left)
+		wake_up_var(&qp->net_inflight);
+	rcu_read_unlock();
+}
+
+/*
+ * Let go of RCU and of the CPU in the middle of a long message, then find
+ * its SGEs again, into qp->seg, and @src at @off of them.  Returns false
+ * if they no longer describe @len bytes: the rest of the message is lost.
+ * Process context, under rcu_read_lock() once.
+ */
+static bool vhca_req_yield(struct vhca_dev *vdev, struct vhca_qp *qp,
+			   const struct vhca_swqe *w, struct vhca_cursor *src,
+			   u32 len, u32 off)
+{
+	unsigned int ns;
+
+	rcu_read_unlock();
+	cond_resched();
+	rcu_read_lock();
+	if (vhca_wqe_source(vdev, qp, w, qp->seg, &ns, 0) != len)
+		return false;
+	*src = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
+	vhca_cursor_skip(src, off);
+	return true;
+}
+
+/**
+ * vhca_req_packets() - send a SEND or WRITE in packets of the path MTU
+ * @vdev: the sending device
+ * @qp: the sending UC or RC QP, with its AV and destination QPN
+ * @w: the WQE: its opcode, flags, immediate data or rkey to invalidate,
+ *	and remote address
+ * @src: its data, found in qp->seg
+ * @len: how many bytes
+ * @psn: the PSN of the first packet
+ * @from: the first packet to send: 0, where an RC responder's sequence
+ *	NAK said the message broke off, or where an earlier call stopped
+ * @max: packets to send at most in this call
+ *
+ * FIRST, MIDDLE, LAST or ONLY, with the RETH on a WRITE's first packet,
+ * the ImmDt (or IETH) on the last.  RC's packets go through
+ * vhca_req_xmit(), which decides which of them ask for an ACK; the last of
+ * a call that leaves packets for later counts as a message's last there,
+ * so the run's end makes it ask, and a window the call filled opens
+ * again.  A packet that cannot be allocated is lost, as on a wire, and so
+ * are the ones after it: RC sends the WQE again, UC never knows.  Every
+ * VHCA_REQ_YIELD packets the CPU may go to another task.  Process
+ * context, under rcu_read_lock().
+ *
+ * Return: the first packet not sent, to go on from later; the message's
+ * count of packets (vhca_req_npkts()) once it is all gone or lost.
+ */
+static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
+			    const struct vhca_swqe *w,
+			    struct vhca_cursor *src, u32 len, u32 psn,
+			    u32 from, u32 max)
+{
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool write = w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
+		     w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = w->opcode == IB_UVERBS_WR_SEND_WITH_INV;
+	u32 mtu = vhca_qp_mtu(vdev, qp), npkts = vhca_req_npkts(vdev, qp, len);
+	struct vhca_tx_hdr h = {
+		.dqpn = qp->attr.dest_qp_num,
+		.va = w->rdma.remote_addr,
+		.rkey = w->rdma.rkey,
+		.dmalen = len,
+		.imm = inv ? cpu_to_be32(w->ex) : (__force __be32)w->ex,
+	};
+	struct vhca_cursor dst;
+	struct vhca_seg out;
+	struct sk_buff *skb;
+	u32 i, n, off, end;
+
+	/* the process may have rewritten the WQE to fewer bytes meanwhile */
+	from = min(from, npkts - 1);
+	end = from + min(max, npkts - from);
+	off = from * mtu;
+	vhca_cursor_skip(src, off);
+	for (i = from; i < end; i++) {
+		bool first = !i, last = i == npkts - 1;
+
+		if (i != from && !((i - from) % VHCA_REQ_YIELD) &&
+		    need_resched() && !vhca_req_yield(vdev, qp, w, src, len, off))
+			return npkts;
+		n = min(len - off, mtu);
+		h.opcode = (rc ? VHCA_OP_RC : VHCA_OP_UC) |
+			   vhca_req_op(write, first, last, imm);
+		if (inv && last)
+			h.opcode = VHCA_OP_RC | (first ? VHCA_OP_SEND_ONLY_INV :
+						 VHCA_OP_SEND_LAST_INV);
+		h.psn = (psn + i) & VHCA_BTH_PSN_MASK;
+		h.se = last && (w->flags & VHCA_SWQE_F_SOLICITED);
+		h.has_reth = write && first;
+		h.has_imm = (imm || inv) && last;
+		skb = vhca_net_alloc(vdev, &h, n, &out.kdst);
+		if (!skb)
+			return npkts;
+		out.len = n;
+		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
+		vhca_copy(&dst, src, n);
+		if (rc) {
+			vhca_req_xmit(qp, skb, i == end - 1);
+		} else {
+			atomic_inc(&qp->net_inflight);
+			skb->destructor = vhca_req_uc_free;
+			skb_shinfo(skb)->destructor_arg = qp;
+			vhca_net_send_qp(vdev, skb, qp);
+		}
+		off += n;
+	}
+	return end;
+}
+
+/*
+ * A UC SEND or WRITE to a QP on another host.  UC is unacknowledged: the
+ * WQE is done when its last packet has left, and a lost packet is the
+ * responder's to notice.  One call sends no more than the netdev has
+ * room for (vhca_net_room(), VHCA_UC_INFLIGHT at most) and returns
+ * VHCA_PARTIAL if more are left: the engine runs the WQE again from
+ * qp->wire_pkt later, so a message of 2 GiB holds neither the doorbell's
+ * system call nor the QP's lock until its last packet.
+ */
+int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
+		const struct vhca_swqe *w, struct vhca_seg *sseg,
+		unsigned int ns, u32 len)
+{
+	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
+	u32 npkts = vhca_req_npkts(vdev, qp, len);
+	u32 room = vhca_net_room(qp, &qp->uc_wait, VHCA_UC_INFLIGHT);
+	u32 next = vhca_req_packets(vdev, qp, w, &src, len, qp->attr.sq_psn,
+				  qp->wire_pkt, room);
+
+	if (next < npkts) {
+		qp->wire_pkt = next;
+		return VHCA_PARTIAL;
+	}
+	qp->wire_pkt = 0;
+	qp->attr.sq_psn = (qp->attr.sq_psn + npkts) & VHCA_BTH_PSN_MASK;
+	return IB_WC_SUCCESS;
+}
+
+static bool vhca_req_is_read(u8 opcode)
 {
 	return opcode == IB_UVERBS_WR_RDMA_READ;
 }
 
-static bool vhca_rc_is_atomic(u8 opcode)
+static bool vhca_req_is_atomic(u8 opcode)
 {
 	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
@@ -271,13 +499,13 @@ static bool vhca_rc_is_atomic(u8 opcode)
  * A READ or an atomic: counted against max_rd_atomic, and complete when
  * its responses are in, not when an ACK passes it.
  */
-static bool vhca_rc_is_rd_atomic(u8 opcode)
+static bool vhca_req_is_rd_atomic(u8 opcode)
 {
-	return vhca_rc_is_read(opcode) || vhca_rc_is_atomic(opcode);
+	return vhca_req_is_read(opcode) || vhca_req_is_atomic(opcode);
 }
 
 /* The retransmission timeout: 4.096 us * 2^timeout, 0 meaning never. */
-static unsigned long vhca_rc_timeout_jiffies(struct vhca_qp *qp)
+static unsigned long vhca_req_timeout_jiffies(struct vhca_qp *qp)
 {
 	u8 t = qp->attr.timeout;
 
@@ -296,14 +524,14 @@ static unsigned long vhca_rc_timeout_jiffies(struct vhca_qp *qp)
  * its packet @skip, which the responder expects next (a sequence NAK says
  * so, and a SEND or WRITE goes on where it broke off), or from its start.
  */
-static void vhca_rc_rewind(struct vhca_qp *qp, u32 skip)
+static void vhca_req_rewind(struct vhca_qp *qp, u32 skip)
 {
 	struct vhca_req *q = &qp->req;
-	struct vhca_rc_wqe *e = &q->fl[qp->sq_cons & VHCA_RC_FL_MASK];
+	struct vhca_req_wqe *e = &q->fl[qp->sq_cons & VHCA_RC_FL_MASK];
 
 	if (qp->sq_cons == q->next)
 		return;
-	if (vhca_rc_is_rd_atomic(e->opcode) ||
+	if (vhca_req_is_rd_atomic(e->opcode) ||
 	    skip >= e->npkts)
 		skip = 0;	/* a READ asks again for what it has not got */
 	qp->attr.sq_psn = e->psn;
@@ -319,28 +547,28 @@ static void vhca_rc_rewind(struct vhca_qp *qp, u32 skip)
  * The oldest WQE on the wire moved on: the retries start again, and so
  * does the timer, which measures how long nothing was answered.
  */
-static void vhca_rc_progress(struct vhca_qp *qp)
+static void vhca_req_progress(struct vhca_qp *qp)
 {
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.moved = true;
 }
 
 /* Complete the oldest WQE on the wire: its slot goes back to the poster. */
-static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
+static void vhca_req_complete(struct vhca_qp *qp, u8 status)
 {
-	struct vhca_rc_wqe *e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
+	struct vhca_req_wqe *e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
 	struct vhca_swqe w = { .wr_id = e->wr_id, .opcode = e->opcode };
 
-	if (vhca_rc_is_rd_atomic(e->opcode))
+	if (vhca_req_is_rd_atomic(e->opcode))
 		qp->req.reads--;
 	qp->req.rewound = false;
-	vhca_rc_cwnd_grow(&qp->req, e->npkts);
+	vhca_req_cwnd_grow(&qp->req, e->npkts);
 	/* the slot is free before the completion is visible, as locally */
 	vhca_sq_advance(qp);
 	if (status != IB_WC_SUCCESS || qp->sig_all ||
 	    (e->flags & VHCA_SWQE_F_SIGNALED))
 		vhca_send_done(qp, &w, status, e->len);
-	vhca_rc_progress(qp);
+	vhca_req_progress(qp);
 	qp->rnr_left = qp->attr.rnr_retry;
 	if (status != IB_WC_SUCCESS)
 		vhca_qp_set_error(qp);
@@ -352,8 +580,8 @@ static void vhca_rc_complete(struct vhca_qp *qp, u8 status)
  * describes memory that can take it (the process rewrote its ring, or a
  * key of it was invalidated meanwhile).
  */
-static bool vhca_rc_place(struct vhca_qp *qp, u32 idx, const u8 *data,
-			  u32 off, u32 len)
+static bool vhca_req_place(struct vhca_qp *qp, u32 idx, const u8 *data,
+			   u32 off, u32 len)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_seg src_seg = { .kbuf = data, .len = len };
@@ -373,7 +601,7 @@ static bool vhca_rc_place(struct vhca_qp *qp, u32 idx, const u8 *data,
 }
 
 /* A NAK's code as the requester's completion status. */
-static u8 vhca_rc_nak_status(u8 code)
+static u8 vhca_req_nak_status(u8 code)
 {
 	switch (code) {
 	case VHCA_NAK_REM_ACCESS:
@@ -389,13 +617,13 @@ static u8 vhca_rc_nak_status(u8 code)
  * An RNR NAK: wait out the responder's timer, then send from the NAKed
  * WQE.  Returns true if the QP waits, false if it failed instead.
  */
-static bool vhca_rc_rnr(struct vhca_qp *qp, u8 timer)
+static bool vhca_req_rnr(struct vhca_qp *qp, u8 timer)
 {
 	if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
-		vhca_rc_complete(qp, IB_WC_RNR_RETRY_EXC_ERR);
+		vhca_req_complete(qp, IB_WC_RNR_RETRY_EXC_ERR);
 		return false;
 	}
-	vhca_rc_rewind(qp, 0);	/* which stops the timer */
+	vhca_req_rewind(qp, 0);	/* which stops the timer */
 	qp->rnr_wait = true;
 	mod_delayed_work(vhca_wq, &qp->sq_work, vhca_rnr_jiffies(timer));
 	return true;
@@ -406,16 +634,16 @@ static bool vhca_rc_rnr(struct vhca_qp *qp, u8 timer)
  * names) or a timeout (0): send again from the oldest WQE not complete,
  * or fail it when the retries are spent.
  */
-static void vhca_rc_retry(struct vhca_qp *qp, u32 skip)
+static void vhca_req_retry(struct vhca_qp *qp, u32 skip)
 {
 	if (qp->sq_cons == qp->req.next)
 		return;
 	if (!qp->req.retry_left) {
-		vhca_rc_complete(qp, IB_WC_RETRY_EXC_ERR);
+		vhca_req_complete(qp, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
 	qp->req.retry_left--;
-	vhca_rc_rewind(qp, skip);
+	vhca_req_rewind(qp, skip);
 }
 
 /*
@@ -424,7 +652,7 @@ static void vhca_rc_retry(struct vhca_qp *qp, u32 skip)
  * misses; an ACK's goes again as a harmless duplicate).  A long SEND or
  * WRITE goes on from there instead of from its first packet.
  */
-static u32 vhca_rc_acked_skip(struct vhca_qp *qp)
+static u32 vhca_req_acked_skip(struct vhca_qp *qp)
 {
 	const struct vhca_req *q = &qp->req;
 	s32 d;
@@ -432,11 +660,11 @@ static u32 vhca_rc_acked_skip(struct vhca_qp *qp)
 	if (qp->sq_cons == q->next)
 		return 0;
 	d = vhca_psn_diff(q->acked, q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn);
-	return d > 0 ? d : 0;	/* vhca_rc_rewind() checks it against the WQE */
+	return d > 0 ? d : 0;	/* vhca_req_rewind() checks it against the WQE */
 }
 
 /* Whether @psn is one of @e's. */
-static bool vhca_rc_owns(const struct vhca_rc_wqe *e, u32 psn)
+static bool vhca_req_owns(const struct vhca_req_wqe *e, u32 psn)
 {
 	s32 d = vhca_psn_diff(psn, e->psn);
 
@@ -449,15 +677,15 @@ static bool vhca_rc_owns(const struct vhca_rc_wqe *e, u32 psn)
  * atomics whose responses are all in.  Returns the oldest WQE left on the
  * wire, or NULL.
  */
-static struct vhca_rc_wqe *vhca_rc_advance(struct vhca_qp *qp, u32 psn,
-					   bool through)
+static struct vhca_req_wqe *vhca_req_advance(struct vhca_qp *qp, u32 psn,
+					     bool through)
 {
-	struct vhca_rc_wqe *e;
+	struct vhca_req_wqe *e;
 	s32 d;
 
 	while (qp->sq_cons != qp->req.next && qp->state != IB_QPS_ERR) {
 		e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
-		if (vhca_rc_is_rd_atomic(e->opcode)) {
+		if (vhca_req_is_rd_atomic(e->opcode)) {
 			if (e->got < e->npkts)
 				return e;
 		} else {
@@ -465,7 +693,7 @@ static struct vhca_rc_wqe *vhca_rc_advance(struct vhca_qp *qp, u32 psn,
 			if (d < 0 || (!d && !through))
 				return e;
 		}
-		vhca_rc_complete(qp, e->status);
+		vhca_req_complete(qp, e->status);
 	}
 	return NULL;
 }
@@ -478,7 +706,7 @@ static struct vhca_rc_wqe *vhca_rc_advance(struct vhca_qp *qp, u32 psn,
  * take them off the wire for good.  Behind is harmless: what it speaks of
  * is complete.
  */
-static bool vhca_rc_psn_sent(struct vhca_qp *qp, u32 psn)
+static bool vhca_req_psn_sent(struct vhca_qp *qp, u32 psn)
 {
 	const struct vhca_req *q = &qp->req;
 	/* the latest PSN sent, even after a rewind; not a partial's rest */
@@ -492,7 +720,7 @@ static bool vhca_rc_psn_sent(struct vhca_qp *qp, u32 psn)
  * @n request packets from PSN @psn have gone, and the latest of them
  * takes PSNs up to @end: those before q->psn_high went before.
  */
-static void vhca_rc_went(struct vhca_qp *qp, u32 psn, u32 n, u32 end)
+static void vhca_req_went(struct vhca_qp *qp, u32 psn, u32 n, u32 end)
 {
 	struct vhca_req *q = &qp->req;
 	s32 again = vhca_psn_diff(q->psn_high, psn);
@@ -509,10 +737,10 @@ static void vhca_rc_went(struct vhca_qp *qp, u32 psn, u32 n, u32 end)
  * counted from the oldest WQE on the wire, or from the first PSN not
  * acknowledged inside it (a long WQE moves on packet by packet).
  */
-static u32 vhca_rc_room(struct vhca_qp *qp, u32 psn)
+static u32 vhca_req_room(struct vhca_qp *qp, u32 psn)
 {
 	const struct vhca_req *q = &qp->req;
-	u32 max = vhca_rc_max_pkts(qp), base = psn;
+	u32 max = vhca_req_max_pkts(qp), base = psn;
 	s32 used;
 
 	if (qp->sq_cons != q->next) {
@@ -529,42 +757,42 @@ static u32 vhca_rc_room(struct vhca_qp *qp, u32 psn)
 /*
  * Send SEND or WRITE @e (WQE @w, its data at @src) from its packet @from,
  * as far as the window has room: the rest, if any, waits in q->tail for
- * vhca_rc_continue().  Under rcu_read_lock().
+ * vhca_req_continue().  Under rcu_read_lock().
  */
-static void vhca_rc_data(struct vhca_qp *qp, struct vhca_rc_wqe *e,
-			 const struct vhca_swqe *w, struct vhca_cursor *src,
-			 u32 from)
+static void vhca_req_data(struct vhca_qp *qp, struct vhca_req_wqe *e,
+			  const struct vhca_swqe *w, struct vhca_cursor *src,
+			  u32 from)
 {
 	struct vhca_req *q = &qp->req;
 	u32 psn = e->psn + from, next;
 
-	next = vhca_conn_xmit(to_vdev(qp->ibqp.device), qp, w, src, e->len,
-			      e->psn, from, vhca_rc_room(qp, psn));
+	next = vhca_req_packets(to_vdev(qp->ibqp.device), qp, w, src, e->len,
+				e->psn, from, vhca_req_room(qp, psn));
 	if (next > from)
-		vhca_rc_went(qp, psn, next - from, e->psn + next);
+		vhca_req_went(qp, psn, next - from, e->psn + next);
 	q->partial = next < e->npkts;
 	q->tail = next;
 }
 
 /* The SQ index of the WQE on the wire that @psn is one of, or -1. */
-static s64 vhca_rc_find(struct vhca_qp *qp, u32 psn)
+static s64 vhca_req_find(struct vhca_qp *qp, u32 psn)
 {
 	u32 idx;
 
 	for (idx = qp->sq_cons; idx != qp->req.next; idx++)
-		if (vhca_rc_owns(&qp->req.fl[idx & VHCA_RC_FL_MASK], psn))
+		if (vhca_req_owns(&qp->req.fl[idx & VHCA_RC_FL_MASK], psn))
 			return idx;
 	return -1;
 }
 
 /* A request packet with no payload (READ or atomic): lost if no memory. */
-static void vhca_rc_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h)
+static void vhca_req_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct sk_buff *skb;
 	u8 *payload;
 
-	vhca_rc_flush(qp, false);
+	vhca_req_flush(qp, false);
 	qp->req.unacked = 0;	/* its response acknowledges what went before */
 	skb = vhca_net_alloc(vdev, h, 0, &payload);
 	if (skb)	/* else lost: the timer or the next gap asks again */
@@ -575,8 +803,8 @@ static void vhca_rc_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h)
  * Ask for READ @e (WQE @w) from its first byte not placed: the whole of
  * it when it is sent, the rest after a gap in its responses.
  */
-static void vhca_rc_read_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
-			     const struct vhca_swqe *w)
+static void vhca_req_ask_read(struct vhca_qp *qp, const struct vhca_req_wqe *e,
+			      const struct vhca_swqe *w)
 {
 	u32 done = e->got * vhca_qp_mtu(to_vdev(qp->ibqp.device), qp);
 	struct vhca_tx_hdr h = {
@@ -590,13 +818,13 @@ static void vhca_rc_read_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
 		.dmalen = e->len - done,
 	};
 
-	vhca_rc_went(qp, h.psn, 1, e->psn + e->npkts);
-	vhca_rc_request(qp, &h);
+	vhca_req_went(qp, h.psn, 1, e->psn + e->npkts);
+	vhca_req_request(qp, &h);
 }
 
 /* Ask for atomic @e (WQE @w). */
-static void vhca_rc_atomic_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
-			       const struct vhca_swqe *w)
+static void vhca_req_ask_atomic(struct vhca_qp *qp, const struct vhca_req_wqe *e,
+				const struct vhca_swqe *w)
 {
 	bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
 	struct vhca_tx_hdr h = {
@@ -613,8 +841,8 @@ static void vhca_rc_atomic_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
 		.compare = cas ? w->atomic.compare_add : 0,
 	};
 
-	vhca_rc_went(qp, h.psn, 1, e->psn + 1);
-	vhca_rc_request(qp, &h);
+	vhca_req_went(qp, h.psn, 1, e->psn + 1);
+	vhca_req_request(qp, &h);
 }
 
 /*
@@ -627,19 +855,19 @@ static void vhca_rc_atomic_req(struct vhca_qp *qp, const struct vhca_rc_wqe *e,
  * if @e is not the record of @w (the process rewrote the slot, or nothing
  * is going again): @w goes as new.
  */
-static bool vhca_rc_resume(struct vhca_qp *qp, struct vhca_rc_wqe *e,
-			   const struct vhca_swqe *w, u32 len)
+static bool vhca_req_resume(struct vhca_qp *qp, struct vhca_req_wqe *e,
+			    const struct vhca_swqe *w, u32 len)
 {
 	if ((s32)(qp->req.sent - qp->req.next) <= 0 ||
 	    e->opcode != w->opcode || e->wr_id != w->wr_id || e->len != len ||
 	    e->psn != qp->attr.sq_psn)
 		return false;
 	if (e->got < e->npkts) {
-		if (vhca_rc_is_read(e->opcode)) {
+		if (vhca_req_is_read(e->opcode)) {
 			e->asked = e->got;	/* the gaps before are asked for */
-			vhca_rc_read_req(qp, e, w);
+			vhca_req_ask_read(qp, e, w);
 		} else {
-			vhca_rc_atomic_req(qp, e, w);
+			vhca_req_ask_atomic(qp, e, w);
 		}
 	}
 	return true;
@@ -651,12 +879,12 @@ static bool vhca_rc_resume(struct vhca_qp *qp, struct vhca_rc_wqe *e,
  * answers it as a duplicate.  Once per gap, so the later packets still
  * on their way do not each ask again.
  */
-static void vhca_rc_read_rest(struct vhca_qp *qp, u32 idx,
-			      struct vhca_rc_wqe *e)
+static void vhca_req_read_rest(struct vhca_qp *qp, u32 idx,
+			       struct vhca_req_wqe *e)
 {
 	e->asked = e->got;
 	vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_READ_REASKS);
-	vhca_rc_read_req(qp, e, vhca_sq_fetch_at(qp, idx));
+	vhca_req_ask_read(qp, e, vhca_sq_fetch_at(qp, idx));
 }
 
 /*
@@ -664,15 +892,15 @@ static void vhca_rc_read_rest(struct vhca_qp *qp, u32 idx,
  * oldest.  Returns false if its PSN is no READ's on the wire: then it is
  * no response at all, and acknowledges nothing.
  */
-static bool vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
+static bool vhca_req_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
-	struct vhca_rc_cb *cb = vhca_rc_cb(skb);
+	struct vhca_req_cb *cb = vhca_req_cb(skb);
 	u32 mtu = vhca_qp_mtu(vdev, qp);
 	bool end = cb->op == VHCA_OP_READ_RESP_LAST ||
 		   cb->op == VHCA_OP_READ_RESP_ONLY;
-	struct vhca_rc_wqe *e;
-	s64 idx = vhca_rc_find(qp, cb->psn);
+	struct vhca_req_wqe *e;
+	s64 idx = vhca_req_find(qp, cb->psn);
 	u32 off;
 	s32 d;
 
@@ -681,7 +909,7 @@ static bool vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 		return false;
 	}
 	e = &qp->req.fl[idx & VHCA_RC_FL_MASK];
-	if (!vhca_rc_is_read(e->opcode)) {
+	if (!vhca_req_is_read(e->opcode)) {
 		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
 		return false;
 	}
@@ -690,7 +918,7 @@ static bool vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 		return true;	/* a duplicate: placed already */
 	if (d > 0) {
 		if (e->asked != e->got)
-			vhca_rc_read_rest(qp, idx, e);
+			vhca_req_read_rest(qp, idx, e);
 		return true;
 	}
 	off = e->got * mtu;
@@ -699,8 +927,8 @@ static bool vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 		return false;
 	}
-	if (cb->len && !vhca_rc_place(qp, idx, skb->data + cb->off, off,
-				      cb->len)) {
+	if (cb->len && !vhca_req_place(qp, idx, skb->data + cb->off, off,
+				       cb->len)) {
 		/* the process rewrote its READ's SGEs: it fails */
 		e->status = IB_WC_LOC_PROT_ERR;
 		e->got = e->npkts;
@@ -712,7 +940,7 @@ static bool vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 	 * the oldest never is must not keep the retries going for good.
 	 */
 	if (idx == qp->sq_cons)
-		vhca_rc_progress(qp);
+		vhca_req_progress(qp);
 	return true;
 }
 
@@ -720,11 +948,11 @@ static bool vhca_rc_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
  * Act on one response from the wire.  Returns true if the QP must wait
  * (an RNR NAK).  Caller holds qp->lock.
  */
-static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
+static bool vhca_req_handle(struct vhca_qp *qp, struct sk_buff *skb)
 {
-	struct vhca_rc_cb *cb = vhca_rc_cb(skb);
+	struct vhca_req_cb *cb = vhca_req_cb(skb);
 	u8 syn = cb->aeth >> 24, type = syn & VHCA_AETH_TYPE_MASK;
-	struct vhca_rc_wqe *e;
+	struct vhca_req_wqe *e;
 	s64 idx;
 
 	switch (cb->op) {
@@ -736,13 +964,13 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 		 * A response acknowledges the requests before it, as an ACK
 		 * would: only one for a READ of ours may complete them.
 		 */
-		if (vhca_rc_read_resp(qp, skb))
-			vhca_rc_advance(qp, cb->psn, false);
+		if (vhca_req_read_resp(qp, skb))
+			vhca_req_advance(qp, cb->psn, false);
 		return false;
 	case VHCA_OP_ATOMIC_ACK:
-		idx = vhca_rc_find(qp, cb->psn);
+		idx = vhca_req_find(qp, cb->psn);
 		e = idx < 0 ? NULL : &qp->req.fl[idx & VHCA_RC_FL_MASK];
-		if (!e || !vhca_rc_is_atomic(e->opcode)) {
+		if (!e || !vhca_req_is_atomic(e->opcode)) {
 			vhca_count(to_vdev(qp->ibqp.device),
 				   VHCA_CNT_RCVD_UNEXPECTED);
 			return false;
@@ -752,15 +980,15 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 
 			/* the requester's memory order is the host's */
 			memcpy(orig, &cb->orig, sizeof(orig));
-			if (!vhca_rc_place(qp, idx, orig, 0, sizeof(orig)))
+			if (!vhca_req_place(qp, idx, orig, 0, sizeof(orig)))
 				e->status = IB_WC_LOC_PROT_ERR;
 			e->got = 1;
 		}
-		vhca_rc_advance(qp, cb->psn, false);
+		vhca_req_advance(qp, cb->psn, false);
 		return false;
 	}
 
-	if (!vhca_rc_psn_sent(qp, cb->psn)) {
+	if (!vhca_req_psn_sent(qp, cb->psn)) {
 		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_UNEXPECTED);
 		return false;
 	}
@@ -772,32 +1000,32 @@ static bool vhca_rc_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	if (qp->sq_cons != qp->req.next &&
 	    vhca_psn_diff(cb->psn, qp->req.acked) > 0) {
 		qp->req.acked = cb->psn;
-		vhca_rc_progress(qp);
+		vhca_req_progress(qp);
 	}
 	if (type == VHCA_AETH_ACK) {
-		vhca_rc_advance(qp, cb->psn, true);
+		vhca_req_advance(qp, cb->psn, true);
 		return false;
 	}
-	e = vhca_rc_advance(qp, cb->psn, false);
-	if (!e || !vhca_rc_owns(e, cb->psn))
+	e = vhca_req_advance(qp, cb->psn, false);
+	if (!e || !vhca_req_owns(e, cb->psn))
 		return false;	/* stale, or behind a READ still coming */
 	if (type == VHCA_AETH_RNR_NAK) {
 		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_RNR_NAKS);
-		return vhca_rc_rnr(qp, syn);
+		return vhca_req_rnr(qp, syn);
 	}
 	if (type != VHCA_AETH_NAK)
 		return false;	/* reserved */
 	if ((syn & 0x1f) == VHCA_NAK_PSN_SEQ) {
 		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_SEQ_NAKS);
-		vhca_rc_retry(qp, vhca_psn_diff(cb->psn, e->psn));
+		vhca_req_retry(qp, vhca_psn_diff(cb->psn, e->psn));
 	} else {
-		vhca_rc_complete(qp, vhca_rc_nak_status(syn & 0x1f));
+		vhca_req_complete(qp, vhca_req_nak_status(syn & 0x1f));
 	}
 	return false;
 }
 
 /* The WQE at q->next has gone (again). */
-static void vhca_rc_next(struct vhca_qp *qp)
+static void vhca_req_next(struct vhca_qp *qp)
 {
 	struct vhca_req *q = &qp->req;
 
@@ -810,11 +1038,11 @@ static void vhca_rc_next(struct vhca_qp *qp)
  * Send WQE @w (SQ index q->next) from its first packet, and remember it.
  * Returns an IB_WC_* status for a WQE that cannot go (it is not sent).
  */
-static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
+static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
-	struct vhca_rc_wqe *e = &qp->req.fl[qp->req.next & VHCA_RC_FL_MASK];
-	bool rd = vhca_rc_is_read(w->opcode), at = vhca_rc_is_atomic(w->opcode);
+	struct vhca_req_wqe *e = &qp->req.fl[qp->req.next & VHCA_RC_FL_MASK];
+	bool rd = vhca_req_is_read(w->opcode), at = vhca_req_is_atomic(w->opcode);
 	struct vhca_seg *sseg = qp->seg;
 	u32 skip = qp->req.skip;	/* for this WQE alone */
 	struct vhca_cursor src;
@@ -822,7 +1050,7 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	s64 len;
 
 	qp->req.skip = 0;
-	qp->req.partial = false;	/* until vhca_rc_data() says */
+	qp->req.partial = false;	/* until vhca_req_data() says */
 	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
 			      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (len < 0)
@@ -837,9 +1065,9 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		if (qp->req.sent == qp->sq_cons)
 			qp->req.psn_high = qp->attr.sq_psn;
 	}
-	if ((rd || at) && vhca_rc_resume(qp, e, w, len))
+	if ((rd || at) && vhca_req_resume(qp, e, w, len))
 		goto sent;
-	*e = (struct vhca_rc_wqe){
+	*e = (struct vhca_req_wqe){
 		.wr_id = w->wr_id,
 		.psn = qp->attr.sq_psn,
 		.asked = U32_MAX,
@@ -850,20 +1078,20 @@ static int vhca_rc_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	};
 	if (rd) {
 		e->npkts = len ? DIV_ROUND_UP(len, vhca_qp_mtu(vdev, qp)) : 1;
-		vhca_rc_read_req(qp, e, w);
+		vhca_req_ask_read(qp, e, w);
 	} else if (at) {
 		e->npkts = 1;
-		vhca_rc_atomic_req(qp, e, w);
+		vhca_req_ask_atomic(qp, e, w);
 	} else {
 		src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
-		e->npkts = vhca_conn_npkts(vdev, qp, len);
-		vhca_rc_data(qp, e, w, &src, min(skip, e->npkts - 1));
+		e->npkts = vhca_req_npkts(vdev, qp, len);
+		vhca_req_data(qp, e, w, &src, min(skip, e->npkts - 1));
 	}
 sent:
 	if (rd || at)
 		qp->req.reads++;
 	qp->attr.sq_psn = (e->psn + e->npkts) & VHCA_BTH_PSN_MASK;
-	vhca_rc_next(qp);
+	vhca_req_next(qp);
 	return IB_WC_SUCCESS;
 }
 
@@ -874,26 +1102,26 @@ sent:
  * NAK or the timer has it sent again from its start, as it is now.
  * Returns true while packets of it are left.
  */
-static bool vhca_rc_continue(struct vhca_qp *qp)
+static bool vhca_req_continue(struct vhca_qp *qp)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_req *q = &qp->req;
-	struct vhca_rc_wqe *e = &q->fl[(q->next - 1) & VHCA_RC_FL_MASK];
+	struct vhca_req_wqe *e = &q->fl[(q->next - 1) & VHCA_RC_FL_MASK];
 	struct vhca_swqe *w;
 	struct vhca_cursor src;
 	unsigned int ns;
 	s64 len = -1;
 
-	if (!vhca_rc_room(qp, e->psn + q->tail))
+	if (!vhca_req_room(qp, e->psn + q->tail))
 		return true;
 	w = vhca_sq_fetch_at(qp, q->next - 1);
 	rcu_read_lock();
 	if (w->opcode == e->opcode && w->wr_id == e->wr_id &&
 	    !vhca_wqe_check(qp, w))
 		len = vhca_wqe_source(vdev, qp, w, qp->seg, &ns, 0);
-	if (len == e->len && vhca_conn_npkts(vdev, qp, len) == e->npkts) {
+	if (len == e->len && vhca_req_npkts(vdev, qp, len) == e->npkts) {
 		src = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
-		vhca_rc_data(qp, e, w, &src, q->tail);
+		vhca_req_data(qp, e, w, &src, q->tail);
 	} else {
 		q->partial = false;
 	}
@@ -906,7 +1134,7 @@ static bool vhca_rc_continue(struct vhca_qp *qp)
  * max_rd_atomic, a fenced WQE behind a READ or atomic, and a local
  * operation behind anything wait for what is on the wire.
  */
-static bool vhca_rc_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
+static bool vhca_req_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 {
 	struct vhca_req *q = &qp->req;
 
@@ -916,9 +1144,9 @@ static bool vhca_rc_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	if (q->next != qp->sq_cons &&
 	    vhca_psn_diff(qp->attr.sq_psn,
 			  q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn) >=
-	    vhca_rc_max_pkts(qp))
+	    vhca_req_max_pkts(qp))
 		return false;
-	if (vhca_rc_is_rd_atomic(w->opcode) &&
+	if (vhca_req_is_rd_atomic(w->opcode) &&
 	    q->reads >= max_t(u8, qp->attr.max_rd_atomic, 1))
 		return false;
 	if ((w->flags & VHCA_SWQE_F_FENCE) && q->reads)
@@ -933,7 +1161,7 @@ static bool vhca_rc_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
  * A local operation (@status IB_WC_SUCCESS: it runs here), or a WQE that
  * failed before it left (@status says how): done here.
  */
-static void vhca_rc_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
+static void vhca_req_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 
@@ -949,7 +1177,7 @@ static void vhca_rc_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 					  w->reg.access, w->reg.page_shift);
 		rcu_read_unlock();
 	}
-	vhca_rc_next(qp);
+	vhca_req_next(qp);
 	vhca_sq_advance(qp);
 	if (status != IB_WC_SUCCESS || qp->sig_all ||
 	    (w->flags & VHCA_SWQE_F_SIGNALED))
@@ -958,8 +1186,8 @@ static void vhca_rc_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 		vhca_qp_set_error(qp);
 }
 
-/* vhca_rc_run()'s work, which may leave a packet held back. */
-static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
+/* vhca_req_run()'s work, which may leave a packet held back. */
+static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 {
 	struct vhca_req *q = &qp->req;
 	enum vhca_sq_stop stop = VHCA_SQ_IDLE;
@@ -974,7 +1202,7 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 
 		/* the AV is written under qp->lock too: checked here */
 		if (vhca_net_on_path(skb, &qp->av, &qp->sgid))
-			wait = vhca_rc_handle(qp, skb);
+			wait = vhca_req_handle(qp, skb);
 		else
 			vhca_count(to_vdev(qp->ibqp.device),
 				   VHCA_CNT_RCVD_OFF_PATH);
@@ -987,14 +1215,14 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 	}
 	if (READ_ONCE(q->congested)) {
 		WRITE_ONCE(q->congested, false);
-		vhca_rc_cwnd_cut(qp);
+		vhca_req_cwnd_cut(qp);
 	}
 	if (READ_ONCE(q->timed_out)) {
 		WRITE_ONCE(q->timed_out, false);
 		if (qp->sq_cons != q->next)
 			vhca_count(to_vdev(qp->ibqp.device),
 				   VHCA_CNT_RETRANS_TIMEOUTS);
-		vhca_rc_retry(qp, vhca_rc_acked_skip(qp));
+		vhca_req_retry(qp, vhca_req_acked_skip(qp));
 		if (qp->state == IB_QPS_ERR)
 			return VHCA_SQ_IDLE;
 	}
@@ -1007,7 +1235,7 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 		return VHCA_SQ_IDLE;
 	}
 	/* a partial's rest goes before anything later, in PSN order */
-	if (q->partial && qp->sq_cons != q->next && vhca_rc_continue(qp))
+	if (q->partial && qp->sq_cons != q->next && vhca_req_continue(qp))
 		stop = VHCA_SQ_BLOCKED;
 	while (stop == VHCA_SQ_IDLE && q->next != prod) {
 		if (!*budget) {
@@ -1015,17 +1243,17 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 			break;
 		}
 		w = vhca_sq_fetch_at(qp, q->next);
-		if (!vhca_rc_may_send(qp, w)) {
+		if (!vhca_req_may_send(qp, w)) {
 			stop = VHCA_SQ_BLOCKED;
 			break;
 		}
 		(*budget)--;
 		status = vhca_wqe_check(qp, w);
 		if (!status && (vhca_wr_op(w->opcode)->flags & VHCA_OPF_LOCAL)) {
-			status = -1;	/* vhca_rc_local() runs it */
+			status = -1;	/* vhca_req_local() runs it */
 		} else if (!status) {
 			rcu_read_lock();
-			status = vhca_rc_send(qp, w);
+			status = vhca_req_send(qp, w);
 			rcu_read_unlock();
 		}
 		if (status == IB_WC_SUCCESS) {
@@ -1038,13 +1266,13 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 			stop = VHCA_SQ_BLOCKED;
 			break;
 		}
-		vhca_rc_local(qp, w, status < 0 ? IB_WC_SUCCESS : status);
+		vhca_req_local(qp, w, status < 0 ? IB_WC_SUCCESS : status);
 		if (qp->state == IB_QPS_ERR)
 			return VHCA_SQ_IDLE;
 	}
 
 	/* The timer runs while anything is on the wire, from the last progress. */
-	timeout = vhca_rc_timeout_jiffies(qp);
+	timeout = vhca_req_timeout_jiffies(qp);
 	if (qp->sq_cons == q->next)
 		del_timer(&q->timer);
 	else if (timeout && (q->moved || !timer_pending(&q->timer)))
@@ -1056,7 +1284,7 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
 }
 
 /**
- * vhca_rc_run() - run an RC QP's send ring to another host
+ * vhca_req_run() - run an RC QP's send ring to another host
  * @qp: the QP, in RTS; caller holds qp->lock
  * @budget: WQEs it may send
  *
@@ -1066,12 +1294,12 @@ static enum vhca_sq_stop vhca_rc_pump(struct vhca_qp *qp, unsigned int *budget)
  * Return: where it stopped; VHCA_SQ_BLOCKED while WQEs wait for
  * responses, which kick the QP's work when they come.
  */
-enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
+enum vhca_sq_stop vhca_req_run(struct vhca_qp *qp, unsigned int *budget)
 {
-	enum vhca_sq_stop stop = vhca_rc_pump(qp, budget);
+	enum vhca_sq_stop stop = vhca_req_pump(qp, budget);
 
-	vhca_rc_flush(qp, true);	/* the last packet of the run asks */
-	vhca_rc_set_busy(qp, qp->sq_cons != qp->req.next);
+	vhca_req_flush(qp, true);	/* the last packet of the run asks */
+	vhca_req_set_busy(qp, qp->sq_cons != qp->req.next);
 	return stop;
 }
 
@@ -1079,8 +1307,8 @@ enum vhca_sq_stop vhca_rc_run(struct vhca_qp *qp, unsigned int *budget)
  * The RC QP whose requester a response or CNP with @bth is for, or NULL
  * (counted) if there is none that takes it.  Under rcu_read_lock().
  */
-static struct vhca_qp *vhca_rc_requester(struct vhca_dev *vdev,
-					 const struct vhca_bth *bth)
+static struct vhca_qp *vhca_req_requester(struct vhca_dev *vdev,
+					  const struct vhca_bth *bth)
 {
 	struct vhca_qp *qp;
 
@@ -1093,7 +1321,7 @@ static struct vhca_qp *vhca_rc_requester(struct vhca_dev *vdev,
 }
 
 /**
- * vhca_rc_response() - an RC response from the wire
+ * vhca_req_response() - an RC response from the wire
  * @vdev: the device it arrived on
  * @skb: the packet, linear, its ICRC checked
  * @bth: its BTH
@@ -1107,13 +1335,13 @@ static struct vhca_qp *vhca_rc_requester(struct vhca_dev *vdev,
  * Return: true if the skb was taken, false to have the caller drop it
  * (counted here).
  */
-bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		      const struct vhca_bth *bth, bool ce)
+bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
+		       const struct vhca_bth *bth, bool ce)
 {
 	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
 	u32 hlen = sizeof(struct udphdr) + sizeof(*bth);
 	u8 op = bth->opcode & ~VHCA_OP_CLASS_MASK;
-	struct vhca_rc_cb cb = { .op = op };
+	struct vhca_req_cb cb = { .op = op };
 	const u8 *p = (const u8 *)(bth + 1);
 	struct vhca_qp *qp;
 
@@ -1136,7 +1364,7 @@ bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
 	cb.off = hlen;
 	cb.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
 
-	qp = vhca_rc_requester(vdev, bth);
+	qp = vhca_req_requester(vdev, bth);
 	if (!qp)
 		return false;
 	if (skb_queue_len_lockless(&qp->req.rxq) >= VHCA_RC_RXQ_MAX) {
@@ -1145,7 +1373,7 @@ bool vhca_rc_response(struct vhca_dev *vdev, struct sk_buff *skb,
 		return false;
 	}
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
-	*vhca_rc_cb(skb) = cb;
+	*vhca_req_cb(skb) = cb;
 	if (ce)
 		WRITE_ONCE(qp->req.congested, true);
 	skb_queue_tail(&qp->req.rxq, skb);
@@ -1157,7 +1385,7 @@ bad:
 }
 
 /**
- * vhca_rc_cnp() - a congestion notification from the wire
+ * vhca_req_cnp() - a congestion notification from the wire
  * @vdev: the device it arrived on
  * @skb: the packet, linear, its ICRC checked; the caller frees it
  * @bth: its BTH, whose DestQP is the RC QP whose requests were marked
@@ -1166,8 +1394,8 @@ bad:
  *
  * Return: false if it is malformed (the caller counts it).
  */
-bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
-		 const struct vhca_bth *bth)
+bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
+		  const struct vhca_bth *bth)
 {
 	struct vhca_qp *qp;
 	bool on_path;
@@ -1176,7 +1404,7 @@ bool vhca_rc_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 		       VHCA_ICRC_SIZE)
 		return false;
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
-	qp = vhca_rc_requester(vdev, bth);
+	qp = vhca_req_requester(vdev, bth);
 	if (!qp)
 		return true;
 	spin_lock(&qp->resp.lock);	/* the AV's */

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * What arrives from the wire: RoCEv2 taken before the IP stack (steering)
+ * or from the UDP 4791 sockets, checked (lengths, ICRC, BTH) and parsed,
+ * then handed on by what it is: a UD datagram to the engine, a UC or RC
+ * request to the responder (vhca_resp.c), an RC response or a CNP to the
+ * requester (vhca_req.c).  Nothing a packet says is used before it is
+ * bounded here or there.
+ */
+#include <linux/inetdevice.h>
+#include <linux/unaligned.h>
+#include <net/addrconf.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+#include <net/udp.h>
+
+#include "vhca.h"
+
+/*
+ * A UD datagram for @vdev: everything after the UDP header is in the
+ * linear part and the ICRC has been checked.  Returns false to drop it.
+ */
+static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
+			 const struct vhca_bth *bth)
+{
+	const struct vhca_deth *deth = (const void *)(bth + 1);
+	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
+	u32 hlen = sizeof(struct udphdr) + sizeof(*bth) + sizeof(*deth);
+	struct vhca_ud_msg m = {};
+
+	m.h.has_imm = bth->opcode == VHCA_OP_UD_SEND_ONLY_IMM;
+	if (m.h.has_imm)
+		hlen += 4;
+	if (skb->len < hlen + pad + VHCA_ICRC_SIZE)
+		return false;
+	m.h.dqpn = ntohl(bth->qpn) & VHCA_BTH_QPN_MASK;
+	m.h.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
+	m.h.se = bth->flags & VHCA_BTH_SE;
+	m.h.qkey = ntohl(deth->qkey);
+	m.h.sqpn = ntohl(deth->sqp) & VHCA_BTH_QPN_MASK;
+	if (m.h.has_imm)
+		memcpy(&m.h.imm, deth + 1, 4);
+	m.data = skb->data + hlen;
+	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
+	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		m.net = RDMA_NETWORK_IPV4;
+		memcpy(m.grh + 20, ip_hdr(skb), sizeof(struct iphdr));
+	} else {
+		m.net = RDMA_NETWORK_IPV6;
+		memcpy(m.grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	}
+	vhca_ud_from_wire(vdev, &m);
+	return true;
+}
+
+/*
+ * A UC or RC request for @vdev, laid out like vhca_recv_ud()'s.  Returns
+ * false to drop it as malformed; an opcode the class does not have is
+ * counted here.
+ */
+static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
+			  const struct vhca_bth *bth, bool ce)
+{
+	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
+	u32 hlen = sizeof(struct udphdr) + sizeof(*bth);
+	struct vhca_conn_msg m = {};
+	const u8 *p;
+
+	m.op = bth->opcode & ~VHCA_OP_CLASS_MASK;
+	m.rc = (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC;
+	if (m.op > (m.rc ? VHCA_OP_SEND_ONLY_INV : VHCA_OP_WRITE_ONLY_IMM) ||
+	    (m.op > VHCA_OP_READ_REQ && m.op < VHCA_OP_CMP_SWAP) ||
+	    m.op == 0x15) {
+		/* reserved, or not valid for the class */
+		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
+		return true;
+	}
+	p = skb->data + hlen;
+	if (m.op == VHCA_OP_WRITE_FIRST || m.op == VHCA_OP_WRITE_ONLY ||
+	    m.op == VHCA_OP_WRITE_ONLY_IMM || m.op == VHCA_OP_READ_REQ) {
+		const struct vhca_reth *reth = (const void *)p;
+
+		hlen += sizeof(*reth);
+		if (skb->len < hlen + VHCA_ICRC_SIZE)
+			return false;
+		m.va = get_unaligned_be64(&reth->va);
+		m.rkey = ntohl(reth->rkey);
+		m.dmalen = ntohl(reth->dmalen);
+		p += sizeof(*reth);
+	}
+	if (m.op == VHCA_OP_CMP_SWAP || m.op == VHCA_OP_FETCH_ADD) {
+		const struct vhca_atomic_eth *a = (const void *)p;
+
+		hlen += sizeof(*a);
+		if (skb->len < hlen + VHCA_ICRC_SIZE)
+			return false;
+		m.va = get_unaligned_be64(&a->va);
+		m.rkey = ntohl(a->rkey);
+		m.swap = get_unaligned_be64(&a->swap_add);
+		m.compare = get_unaligned_be64(&a->compare);
+		if (m.op == VHCA_OP_FETCH_ADD)
+			m.compare = m.swap;	/* the addend */
+	}
+	if (m.op == VHCA_OP_SEND_LAST_IMM || m.op == VHCA_OP_SEND_ONLY_IMM ||
+	    m.op == VHCA_OP_WRITE_LAST_IMM || m.op == VHCA_OP_WRITE_ONLY_IMM ||
+	    m.op == VHCA_OP_SEND_LAST_INV || m.op == VHCA_OP_SEND_ONLY_INV) {
+		hlen += 4;	/* ImmDt or IETH */
+		if (skb->len < hlen + VHCA_ICRC_SIZE)
+			return false;
+		memcpy(&m.imm, p, 4);
+	}
+	if (skb->len < hlen + pad + VHCA_ICRC_SIZE)
+		return false;
+	m.dqpn = ntohl(bth->qpn) & VHCA_BTH_QPN_MASK;
+	m.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
+	m.ackreq = ntohl(bth->apsn) & VHCA_BTH_ACKREQ;
+	m.se = bth->flags & VHCA_BTH_SE;
+	m.ce = ce;
+	m.data = skb->data + hlen;
+	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
+	m.skb = skb;
+	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
+	vhca_resp_recv(vdev, &m);
+	return true;
+}
+
+/*
+ * A RoCEv2 packet that arrived on @vdev's netdev, from the UDP socket or
+ * the steering below: its data starts at the UDP header, whose length and
+ * checksum are checked, and its network header is set.  Consumed.
+ * Softirq, under rcu_read_lock().  Anything malformed or failing its
+ * ICRC is dropped and counted.
+ */
+static void vhca_recv_roce(struct vhca_dev *vdev, struct sk_buff *skb)
+{
+	u32 min = sizeof(struct udphdr) + sizeof(struct vhca_bth) +
+		  VHCA_ICRC_SIZE;
+	const struct vhca_bth *bth;
+	u32 l3_len, icrc;
+	bool ok = false, ce;
+
+	if (skb->len < min || skb_linearize(skb) ||
+	    (skb->protocol == htons(ETH_P_IP) && ip_hdr(skb)->ihl != 5)) {
+		/* too short, or IP options, which RoCEv2 does not have */
+		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+		goto out;
+	}
+	l3_len = skb_tail_pointer(skb) - skb_network_header(skb) -
+		 VHCA_ICRC_SIZE;
+	icrc = get_unaligned_le32(skb_tail_pointer(skb) - VHCA_ICRC_SIZE);
+	if (icrc != vhca_icrc(skb_network_header(skb), l3_len)) {
+		vhca_count(vdev, VHCA_CNT_RCVD_BAD_ICRC);
+		goto out;
+	}
+	ce = INET_ECN_is_ce(skb->protocol == htons(ETH_P_IP) ?
+			    ip_hdr(skb)->tos : ipv6_get_dsfield(ipv6_hdr(skb)));
+	bth = (const struct vhca_bth *)(skb->data + sizeof(struct udphdr));
+	if (bth->flags & VHCA_BTH_TVER_MASK ||
+	    (ntohs(bth->pkey) & 0x7fff) != 0x7fff) {
+		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+		goto out;
+	}
+	if (bth->opcode == VHCA_OP_UD_SEND_ONLY ||
+	    bth->opcode == VHCA_OP_UD_SEND_ONLY_IMM) {
+		ok = vhca_recv_ud(vdev, skb, bth);
+		if (!ok)
+			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+	} else if (bth->opcode >= (VHCA_OP_RC | VHCA_OP_READ_RESP_FIRST) &&
+		   bth->opcode <= (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK)) {
+		/* a response: the requester's work takes the skb */
+		if (vhca_req_response(vdev, skb, bth, ce))
+			return;
+	} else if (bth->opcode == VHCA_OP_CNP) {
+		ok = vhca_req_cnp(vdev, skb, bth);
+		if (!ok)
+			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+	} else if ((bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_UC ||
+		   (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC) {
+		ok = vhca_recv_req(vdev, skb, bth, ce);
+		if (!ok)
+			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+	} else {
+		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
+	}
+out:
+	if (ok)
+		consume_skb(skb);
+	else
+		kfree_skb(skb);
+}
+
+/*
+ * udp_tunnel's encap_rcv for port 4791: every datagram is ours to consume
+ * (return 0).  Called with rcu_read_lock() held and bottom halves off.
+ * The UDP layer has checked the lengths and the checksum.
+ */
+int vhca_recv_udp(struct sock *sk, struct sk_buff *skb)
+{
+	struct vhca_dev *vdev = vhca_dev_by_netdev_rcu(skb->dev);
+
+	if (vdev)
+		vhca_recv_roce(vdev, skb);
+	else
+		kfree_skb(skb);	/* not a vhca netdev: nobody to count it */
+	return 0;
+}
+
+/*
+ * Steering.  A RoCE NIC hands what arrives for UDP port 4791 of its own
+ * addresses to its RDMA engine; the host's IP stack never sees it.  vhca
+ * does the same with an rx_handler on its netdev, while the port is its
+ * own in the netdev's namespace: a packet of its wire is checked as the
+ * IP and UDP layers would for local delivery and goes straight to
+ * vhca_recv_roce().  Routing, netfilter and the socket lookup are not
+ * consulted for it, as for a NIC's RoCE traffic; packet taps (tcpdump)
+ * still see it.  Anything else, or anything in doubt, is passed on to the
+ * stack as it came.  RoCEv2 that reaches the UDP socket on the device's
+ * own netdev (steering off, or a netdev whose rx_handler another driver
+ * holds) is received there; on any other netdev (a VLAN over it, a
+ * bridge it is a port of) vhca_recv_udp() drops it: answering would need
+ * the GID's netdev on the way out, and transmission routes out of the
+ * device's own.
+ */
+
+/*
+ * Steering takes RoCEv2 past netfilter, as a RoCE NIC's engine does: a
+ * host firewall rule on UDP port 4791 does not apply to it.  An
+ * administrator whose rules must see it turns steering off; a device then
+ * receives through its UDP socket, after routing and netfilter.  Read when
+ * a link is added.
+ */
+static bool vhca_steer_on = true;
+module_param_named(steer, vhca_steer_on, bool, 0644);
+MODULE_PARM_DESC(steer,
+		 "take RoCEv2 before the IP stack, past netfilter (default: on; read at rdma link add)");
+
+/*
+ * The length of @skb's IPv4 packet if it is a datagram to UDP port 4791
+ * of an address of its netdev, else 0.  Only looks.
+ */
+static u32 vhca_steer_len4(const struct sk_buff *skb)
+{
+	struct {
+		struct iphdr ip;
+		struct udphdr udp;
+	} _h;
+	const struct in_ifaddr *ifa;
+	const struct in_device *in_dev;
+	const typeof(_h) *h;
+	u32 len;
+
+	h = skb_header_pointer(skb, 0, sizeof(*h), &_h);
+	if (!h || h->ip.version != 4 || h->ip.ihl != 5 ||
+	    h->ip.protocol != IPPROTO_UDP || ip_is_fragment(&h->ip) ||
+	    h->udp.dest != htons(VHCA_ROCE_UDP_PORT) ||
+	    ip_fast_csum(&h->ip, h->ip.ihl))
+		return 0;
+	len = ntohs(h->ip.tot_len);
+	if (len > skb->len || len < sizeof(*h) ||
+	    ipv4_is_multicast(h->ip.saddr) || ipv4_is_lbcast(h->ip.saddr) ||
+	    ipv4_is_zeronet(h->ip.saddr) || ipv4_is_loopback(h->ip.saddr))
+		return 0;
+	in_dev = __in_dev_get_rcu(skb->dev);
+	if (!in_dev)
+		return 0;
+	in_dev_for_each_ifa_rcu(ifa, in_dev)
+		if (ifa->ifa_local == h->ip.daddr)
+			return len;
+	return 0;
+}
+
+static u32 vhca_steer_len6(const struct sk_buff *skb)
+{
+	struct {
+		struct ipv6hdr ip;
+		struct udphdr udp;
+	} _h;
+	const typeof(_h) *h;
+	u32 len;
+
+	if (!IS_ENABLED(CONFIG_IPV6))
+		return 0;
+	h = skb_header_pointer(skb, 0, sizeof(*h), &_h);
+	if (!h || h->ip.version != 6 || h->ip.nexthdr != IPPROTO_UDP ||
+	    h->udp.dest != htons(VHCA_ROCE_UDP_PORT) ||
+	    ipv6_addr_is_multicast(&h->ip.saddr) ||
+	    ipv6_addr_loopback(&h->ip.saddr))
+		return 0;
+	len = sizeof(h->ip) + ntohs(h->ip.payload_len);
+	if (len > skb->len || len < sizeof(*h) ||
+	    !ipv6_chk_addr(dev_net(skb->dev), &h->ip.daddr, skb->dev, 1))
+		return 0;
+	return len;
+}
+
+static rx_handler_result_t vhca_rx_handler(struct sk_buff **pskb)
+{
+	struct sk_buff *skb = *pskb;
+	struct vhca_dev *vdev;
+	struct udphdr *uh;
+	u32 len, nhlen;
+	bool v4;
+
+	if (skb->pkt_type != PACKET_HOST || skb_is_gso(skb))
+		return RX_HANDLER_PASS;
+	v4 = skb->protocol == htons(ETH_P_IP);
+	if (v4)
+		len = vhca_steer_len4(skb);
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		len = vhca_steer_len6(skb);
+	else
+		return RX_HANDLER_PASS;
+	if (!len)
+		return RX_HANDLER_PASS;
+	vdev = rcu_dereference(skb->dev->rx_handler_data);
+
+	/* ours from here on; a packet tap may hold it too */
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return RX_HANDLER_CONSUMED;
+	nhlen = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	if (pskb_trim_rcsum(skb, len) ||
+	    !pskb_may_pull(skb, nhlen + sizeof(*uh)))
+		goto drop;
+	skb_pull_rcsum(skb, nhlen);
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	/* as the UDP layer: a shorter UDP length trims, a longer is bad */
+	len = ntohs(uh->len);
+	if (len < sizeof(*uh) || len > skb->len || pskb_trim_rcsum(skb, len))
+		goto bad;
+	/* a zero checksum is taken, as by the socket (the ICRC covers all) */
+	if (skb_checksum_validate_zero_check(skb, IPPROTO_UDP, uh->check,
+					     (v4 ? inet_compute_pseudo :
+						   ip6_compute_pseudo)))
+		goto bad;
+	vhca_recv_roce(vdev, skb);
+	return RX_HANDLER_CONSUMED;
+bad:
+	vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+drop:
+	kfree_skb(skb);
+	return RX_HANDLER_CONSUMED;
+}
+
+/**
+ * vhca_recv_steer() - take the device's RoCEv2 packets before the IP stack
+ * @vdev: a registered device
+ *
+ * Only while its namespace's UDP port is vhca's: if another RoCE stack
+ * has it, its packets are that stack's.  A netdev whose rx_handler is
+ * taken (a bridge port, a bond member), or any netdev with the module
+ * parameter steer=0, keeps the UDP socket path alone.  Caller holds rtnl.
+ */
+void vhca_recv_steer(struct vhca_dev *vdev)
+{
+	int err;
+
+	ASSERT_RTNL();
+	if (!vhca_net_bound(vdev))
+		return;
+	if (!READ_ONCE(vhca_steer_on)) {
+		netdev_info(vdev->ndev,
+			    "vhca: steering off: RoCEv2 goes through the IP stack and netfilter\n");
+		return;
+	}
+	err = netdev_rx_handler_register(vdev->ndev, vhca_rx_handler, vdev);
+	vdev->steered = !err;
+	if (err)
+		netdev_info(vdev->ndev,
+			    "vhca: the netdev has an rx_handler already: RoCEv2 goes through the IP stack (%d)\n",
+			    err);
+}
+
+/**
+ * vhca_recv_unsteer() - stop vhca_recv_steer()
+ * @vdev: the device
+ *
+ * When the function returns, no packet is in vhca_rx_handler(), and none
+ * will find @vdev there: it may be freed.  Caller holds rtnl.
+ */
+void vhca_recv_unsteer(struct vhca_dev *vdev)
+{
+	ASSERT_RTNL();
+	if (vdev->steered)
+		netdev_rx_handler_unregister(vdev->ndev);
+	vdev->steered = false;
+}
