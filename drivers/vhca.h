@@ -628,6 +628,7 @@ struct vhca_tx_hdr {
 /* A UC or RC request packet from the wire, as the responder takes it. */
 struct vhca_conn_msg {
 	u8 op;		/* without the class bits */
+	u16 flags;	/* VHCA_PKT_* of its opcode */
 	bool rc;
 	bool se;
 	bool ackreq;
@@ -692,6 +693,8 @@ extern const struct ib_device_ops vhca_net_ops;
 void vhca_recv_steer(struct vhca_dev *vdev);
 void vhca_recv_unsteer(struct vhca_dev *vdev);
 int vhca_recv_udp(struct sock *sk, struct sk_buff *skb);
+bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
+		      u16 pkt, u32 *hlen, u32 *len);
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);
@@ -703,10 +706,16 @@ enum ib_mtu vhca_active_mtu(unsigned int netdev_mtu);
 enum {
 	VHCA_OPF_DATA_OUT	= 1 << 0,	/* its SGEs, or inline bytes, are sent */
 	VHCA_OPF_REMOTE		= 1 << 1,	/* names remote memory by rkey */
-	VHCA_OPF_RD_ATOMIC	= 1 << 2,	/* READ or atomic: max_rd_atomic */
+	/* a READ or atomic: counts against max_rd_atomic, done by its response */
+	VHCA_OPF_RD_ATOMIC	= 1 << 2,
 	VHCA_OPF_IMM		= 1 << 3,	/* carries immediate data */
 	VHCA_OPF_LOCAL		= 1 << 4,	/* no packet: done on this host */
 	VHCA_OPF_KERNEL		= 1 << 5,	/* kernel QPs only */
+	VHCA_OPF_SEND		= 1 << 6,	/* takes a receive WQE */
+	VHCA_OPF_WRITE		= 1 << 7,	/* an RDMA WRITE */
+	VHCA_OPF_READ		= 1 << 8,	/* an RDMA READ */
+	VHCA_OPF_ATOMIC		= 1 << 9,	/* an atomic */
+	VHCA_OPF_INV		= 1 << 10,	/* invalidates the responder's rkey */
 };
 
 /**
@@ -717,7 +726,7 @@ enum {
  */
 struct vhca_wr_op {
 	u8 qpts;
-	u8 flags;
+	u16 flags;
 	u8 wc;
 };
 
@@ -730,6 +739,14 @@ static inline const struct vhca_wr_op *vhca_wr_op(u8 opcode)
 	if (opcode >= VHCA_WR_OPS || !vhca_wr_ops[opcode].qpts)
 		return NULL;
 	return &vhca_wr_ops[opcode];
+}
+
+/* Whether send opcode @opcode has all of @flags: never one vhca lacks. */
+static inline bool vhca_wr_is(u8 opcode, u16 flags)
+{
+	const struct vhca_wr_op *op = vhca_wr_op(opcode);
+
+	return op && (op->flags & flags) == flags;
 }
 
 /* A position in a list of segments: where a copy reads or writes next. */
@@ -760,8 +777,13 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 			u8 net);
 void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
 		    const struct vhca_swqe *w, u32 src_qpn);
+int vhca_recv_take(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 src_qpn);
 void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 		    u32 len);
+void vhca_send_complete(struct vhca_qp *qp, const struct vhca_swqe *w,
+			u8 status, u32 len);
+int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
+		   const struct vhca_swqe *w);
 u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
 		u64 swap);
 unsigned long vhca_rnr_jiffies(u8 timer);
@@ -819,7 +841,7 @@ int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
 		const struct vhca_swqe *w, struct vhca_seg *sseg,
 		unsigned int ns, u32 len);
 bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		       const struct vhca_bth *bth, bool ce);
+		       const struct vhca_bth *bth, u16 pkt, bool ce);
 bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 		  const struct vhca_bth *bth);
 

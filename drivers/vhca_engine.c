@@ -99,6 +99,46 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
 #define VHCA_MORE		0x101	/* not a status: the WQE goes on */
 
 /*
+ * Where a SEND of @len bytes lands: the receive WQE taken for it
+ * (qp->rwqe), whose SGEs go into @dseg and *@nd.  SEND_WITH_INV's rkey
+ * goes before any byte is placed.  Returns false with *@status, the
+ * requester's completion status, if the SEND cannot land: the receive
+ * completed here, in error.  Caller holds rcu_read_lock().
+ */
+static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
+				const struct vhca_swqe *w,
+				struct vhca_seg *dseg, unsigned int *nd,
+				s64 len, int *status)
+{
+	struct vhca_dev *pdev = to_vdev(peer->ibqp.device);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	struct vhca_rwqe *rwqe = qp->rwqe;
+	struct vhca_exec_state *x = &qp->exec;
+	s64 room;
+
+	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+			 IB_ACCESS_LOCAL_WRITE, dseg, nd);
+	if (room < 0 || room < len) {
+		x->took = false;	/* completed here */
+		vhca_recv_done(peer, rwqe->wr_id,
+			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
+			       0, NULL, qp->ibqp.qp_num);
+		/* UC never knows */
+		*status = !rc ? IB_WC_SUCCESS :
+			  room < 0 ? IB_WC_REM_OP_ERR : IB_WC_REM_INV_REQ_ERR;
+		return false;
+	}
+	if (vhca_wr_is(w->opcode, VHCA_OPF_INV) && !x->off &&
+	    !vhca_mr_invalidate(pdev, peer->ibqp.pd, w->ex)) {
+		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0, NULL,
+			       qp->ibqp.qp_num);
+		*status = IB_WC_REM_INV_REQ_ERR;
+		return false;
+	}
+	return true;
+}
+
+/*
  * The next chunk of @qp's current WQE: SEND, RDMA WRITE or RDMA READ.
  * Returns the requester's completion status, VHCA_RNR when the responder
  * has no receive WQE yet, or VHCA_MORE when bytes are left.  Everything
@@ -109,22 +149,19 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 			   struct vhca_seg *dseg, struct vhca_exec_state *x)
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
-		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	bool send = w->opcode == IB_UVERBS_WR_SEND ||
-		    w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
-		    w->opcode == IB_UVERBS_WR_SEND_WITH_INV;
+	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
+	bool send = vhca_wr_is(w->opcode, VHCA_OPF_SEND);
 	/* what a lost or refused message completes with: UC never knows */
 	int gone = rc ? IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
 	int refused = rc ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
 	struct vhca_rwqe *rwqe = qp->rwqe;
-	bool reads = w->opcode == IB_UVERBS_WR_RDMA_READ;
+	bool reads = vhca_wr_is(w->opcode, VHCA_OPF_READ);
 	struct vhca_mr *rmr = NULL;
 	unsigned int ns, nd = 0;
 	struct vhca_qp *peer;
-	s64 len, room;
-	u32 max_sge, n;
-	int lost;
+	int lost, status;
+	s64 len;
+	u32 n;
 
 	/* A READ's local SGEs are written, everything else's read. */
 	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
@@ -174,39 +211,16 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 
 	if ((send || imm) && !x->took) {
-		if (!vhca_pop_recv(peer, rwqe, &max_sge))
+		switch (vhca_recv_take(peer, rwqe, qp->ibqp.qp_num)) {
+		case -EAGAIN:
 			return rc ? VHCA_RNR : IB_WC_SUCCESS;	/* UC: dropped */
-		x->took = true;
-		if (rwqe->num_sge > max_sge) {
-			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR,
-				       0, NULL, qp->ibqp.qp_num);
+		case -EINVAL:
 			return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
 		}
+		x->took = true;
 	}
-	if (send) {
-		room = vhca_sges(to_vdev(peer->ibqp.device), rwqe->sge,
-				 rwqe->num_sge, peer->ibqp.pd,
-				 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
-		if (room < 0 || room < len) {
-			x->took = false;	/* completed here */
-			vhca_recv_done(peer, rwqe->wr_id,
-				       room < 0 ? IB_WC_LOC_PROT_ERR :
-						  IB_WC_LOC_LEN_ERR,
-				       0, NULL, qp->ibqp.qp_num);
-			if (!rc)
-				return IB_WC_SUCCESS;
-			return room < 0 ? IB_WC_REM_OP_ERR :
-					  IB_WC_REM_INV_REQ_ERR;
-		}
-		/* the responder's key goes before any data is placed */
-		if (w->opcode == IB_UVERBS_WR_SEND_WITH_INV && !x->off &&
-		    !vhca_mr_invalidate(to_vdev(peer->ibqp.device),
-					peer->ibqp.pd, w->ex)) {
-			vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0,
-				       NULL, qp->ibqp.qp_num);
-			return IB_WC_REM_INV_REQ_ERR;
-		}
-	}
+	if (send && !vhca_exec_recv_sges(qp, peer, w, dseg, &nd, len, &status))
+		return status;
 	lost = vhca_copy_held(dseg, nd, x->off, sseg, ns, x->off, n);
 	if (lost) {
 		/*
@@ -396,15 +410,13 @@ static bool vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 	struct vhca_cursor dst, gsrc;
 	struct vhca_seg grh_seg;
 	unsigned int nd;
-	u32 max_sge;
 	s64 room;
 
-	if (!vhca_pop_recv(peer, rwqe, &max_sge))
+	switch (vhca_recv_take(peer, rwqe, src_qpn)) {
+	case -EAGAIN:
 		return false;	/* no receive: dropped */
-	if (rwqe->num_sge > max_sge) {
-		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
-			       src_qpn);
-		return true;
+	case -EINVAL:
+		return true;	/* completed in error */
 	}
 	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
 			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
@@ -606,8 +618,7 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	if (status)
 		return status;
-	if (vhca_wr_op(w->opcode)->flags & VHCA_OPF_DATA_OUT ||
-	    w->opcode == IB_UVERBS_WR_RDMA_READ) {
+	if (vhca_wr_op(w->opcode)->flags & (VHCA_OPF_DATA_OUT | VHCA_OPF_READ)) {
 		if (!vhca_qpt_ud(qp->ibqp.qp_type))
 			return vhca_exec(vdev, qp, w, sseg, dseg);
 		/* a datagram is one MTU at most: one RCU section */
@@ -616,21 +627,11 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 		rcu_read_unlock();
 		return status;
 	}
+	if (vhca_wr_is(w->opcode, VHCA_OPF_LOCAL))
+		return vhca_wqe_local(vdev, qp, w);
+	/* the atomics, as the table allows */
 	rcu_read_lock();
-	switch (w->opcode) {
-	case IB_UVERBS_WR_LOCAL_INV:
-		status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
-			 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
-		break;
-	case VHCA_WR_REG_MR:
-		status = vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
-					  w->reg.iova, w->reg.length,
-					  w->reg.access, w->reg.page_shift);
-		break;
-	default:	/* the atomics, as the table allows */
-		status = vhca_exec_atomic(vdev, qp, w, sseg);
-		break;
-	}
+	status = vhca_exec_atomic(vdev, qp, w, sseg);
 	rcu_read_unlock();
 	return status;
 }
@@ -706,9 +707,7 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		 * polls the completion of WR n may post again at once.
 		 */
 		vhca_sq_advance(qp);
-		if (status != IB_WC_SUCCESS || qp->sig_all ||
-		    (w->flags & VHCA_SWQE_F_SIGNALED))
-			vhca_send_done(qp, w, status, vhca_wqe_len(qp, w));
+		vhca_send_complete(qp, w, status, vhca_wqe_len(qp, w));
 		if (status != IB_WC_SUCCESS) {
 			/* IBA 10.3.1: UC and UD fail their send queue only */
 			if (qp->ibqp.qp_type == IB_QPT_RC)

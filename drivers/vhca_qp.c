@@ -196,6 +196,65 @@ static void vhca_qp_free_bufs(struct vhca_qp *qp)
 	kfree(qp->wqe);
 }
 
+/*
+ * A new QP's scratch for the WQEs it runs, and for UC and RC its
+ * responder's on the wire; RC's requester too.  What it got before
+ * failing is for vhca_qp_free_bufs().  Returns 0 or -ENOMEM.
+ */
+static int vhca_qp_alloc_bufs(struct vhca_qp *qp, enum ib_qp_type type,
+			      const struct vhca_qgeom *sg)
+{
+	qp->wqe = kmalloc((1U << sg->log2_stride) + VHCA_MAX_RWQE_STRIDE,
+			  GFP_KERNEL);
+	qp->seg = kmalloc_array(2 * VHCA_MAX_SGE, sizeof(*qp->seg), GFP_KERNEL);
+	if (!qp->wqe || !qp->seg)
+		return -ENOMEM;
+	qp->rwqe = qp->wqe + (1U << sg->log2_stride);
+	spin_lock_init(&qp->resp.lock);
+	qp->resp.cnp_next = jiffies;
+	if (type == IB_QPT_UC || type == IB_QPT_RC) {
+		/* the responder of messages from the wire */
+		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL);
+		qp->resp.seg = kmalloc_array(VHCA_MAX_SGE,
+					     sizeof(*qp->resp.seg), GFP_KERNEL);
+		if (!qp->resp.wqe || !qp->resp.seg ||
+		    dst_cache_init(&qp->dst_cache, GFP_KERNEL))
+			return -ENOMEM;
+	}
+	if (type != IB_QPT_RC)
+		return 0;
+	qp->resp.atomic = kcalloc(VHCA_RC_ATOMIC_RES, sizeof(*qp->resp.atomic),
+				  GFP_KERNEL);
+	qp->resp.rd = kmalloc_array(VHCA_RD_QUEUE, sizeof(*qp->resp.rd),
+				    GFP_KERNEL);
+	if (!qp->resp.atomic || !qp->resp.rd)
+		return -ENOMEM;
+	return vhca_req_init(qp);
+}
+
+/* Tell the provider where a user QP's rings are and what they hold. */
+static int vhca_qp_copy_resp(struct vhca_qp *qp, struct ib_udata *udata,
+			     const struct vhca_qgeom *sg,
+			     const struct vhca_qgeom *rg, u32 inline_cap)
+{
+	struct vhca_create_qp_resp resp = {};	/* no byte left unset */
+
+	resp.sq_mmap_key = vhca_uring_key(&qp->sq);
+	resp.sq_mmap_size = qp->sq.bytes;
+	resp.sq_log2_slots = sg->log2_slots;
+	resp.sq_log2_stride = sg->log2_stride;
+	resp.max_inline = inline_cap;
+	resp.max_send_sge = sg->max_sge;
+	resp.max_recv_sge = rg->max_sge;
+	if (qp->rq.hdr) {
+		resp.rq_mmap_key = vhca_uring_key(&qp->rq);
+		resp.rq_mmap_size = qp->rq.bytes;
+		resp.rq_log2_slots = rg->log2_slots;
+		resp.rq_log2_stride = rg->log2_stride;
+	}
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
 /**
  * vhca_create_qp() - create an RC, UC, UD or (kernel) GSI QP
  * @ibqp: the QP the core allocated
@@ -209,7 +268,6 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 {
 	struct vhca_dev *vdev = to_vdev(ibqp->device);
 	struct vhca_qp *qp = to_vqp(ibqp);
-	struct vhca_create_qp_resp resp = {};
 	struct vhca_qgeom sg, rg = {};
 	struct ib_ucontext *uctx;
 	u32 qpn, inline_cap;
@@ -229,7 +287,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	err = vhca_udata_begin(udata, sizeof(resp), &uctx);
+	err = vhca_udata_begin(udata, sizeof(struct vhca_create_qp_resp), &uctx);
 	if (err)
 		return err;
 
@@ -260,37 +318,9 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			goto err_sq;
 	}
-	qp->wqe = kmalloc((1U << sg.log2_stride) + VHCA_MAX_RWQE_STRIDE,
-			  GFP_KERNEL);
-	qp->seg = kmalloc_array(2 * VHCA_MAX_SGE, sizeof(*qp->seg), GFP_KERNEL);
-	if (!qp->wqe || !qp->seg) {
-		err = -ENOMEM;
+	err = vhca_qp_alloc_bufs(qp, init->qp_type, &sg);
+	if (err)
 		goto err_buf;
-	}
-	qp->rwqe = qp->wqe + (1U << sg.log2_stride);
-	spin_lock_init(&qp->resp.lock);
-	qp->resp.cnp_next = jiffies;
-	if (init->qp_type == IB_QPT_UC || init->qp_type == IB_QPT_RC) {
-		/* the responder of messages from the wire */
-		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL);
-		qp->resp.seg = kmalloc_array(VHCA_MAX_SGE,
-					     sizeof(*qp->resp.seg), GFP_KERNEL);
-		if (!qp->resp.wqe || !qp->resp.seg ||
-		    dst_cache_init(&qp->dst_cache, GFP_KERNEL)) {
-			err = -ENOMEM;
-			goto err_buf;
-		}
-	}
-	if (init->qp_type == IB_QPT_RC) {
-		qp->resp.atomic = kcalloc(VHCA_RC_ATOMIC_RES,
-					  sizeof(*qp->resp.atomic), GFP_KERNEL);
-		qp->resp.rd = kmalloc_array(VHCA_RD_QUEUE,
-					    sizeof(*qp->resp.rd), GFP_KERNEL);
-		err = qp->resp.atomic && qp->resp.rd ? vhca_req_init(qp) :
-						       -ENOMEM;
-		if (err)
-			goto err_buf;
-	}
 	mutex_init(&qp->lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->sq_post_lock);
@@ -308,26 +338,11 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init->cap.max_inline_data = inline_cap;
 	init->cap.max_recv_wr = rg.max_wr;
 	init->cap.max_recv_sge = rg.max_sge;
-	if (!udata)
-		goto publish;
-
-	resp.sq_mmap_key = vhca_uring_key(&qp->sq);
-	resp.sq_mmap_size = qp->sq.bytes;
-	resp.sq_log2_slots = sg.log2_slots;
-	resp.sq_log2_stride = sg.log2_stride;
-	if (qp->rq.hdr) {
-		resp.rq_mmap_key = vhca_uring_key(&qp->rq);
-		resp.rq_mmap_size = qp->rq.bytes;
-		resp.rq_log2_slots = rg.log2_slots;
-		resp.rq_log2_stride = rg.log2_stride;
+	if (udata) {
+		err = vhca_qp_copy_resp(qp, udata, &sg, &rg, inline_cap);
+		if (err)
+			goto err_rings;
 	}
-	resp.max_inline = inline_cap;
-	resp.max_send_sge = sg.max_sge;
-	resp.max_recv_sge = rg.max_sge;
-	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (err)
-		goto err_rings;
-publish:
 	/* the slot is reserved: storing into it allocates nothing */
 	xa_store(&vdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;

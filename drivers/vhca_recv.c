@@ -19,23 +19,43 @@
 
 #include "vhca.h"
 
+/**
+ * vhca_recv_bounds() - where a packet's payload is
+ * @skb: the packet, linear, from its UDP header on
+ * @bth: its BTH
+ * @pkt: its opcode's VHCA_PKT_* flags
+ * @hlen: set to the offset of its payload from skb->data
+ * @len: set to the payload's length
+ *
+ * Return: false if the extension headers @pkt says it has, and its pad,
+ * do not fit between the BTH and the ICRC.
+ */
+bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
+		      u16 pkt, u32 *hlen, u32 *len)
+{
+	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
+
+	*hlen = sizeof(struct udphdr) + sizeof(*bth) + vhca_pkt_hlen(pkt);
+	if (skb->len < *hlen + pad + VHCA_ICRC_SIZE)
+		return false;
+	*len = skb->len - *hlen - pad - VHCA_ICRC_SIZE;
+	return true;
+}
+
 /*
  * A UD datagram for @vdev: everything after the UDP header is in the
  * linear part and the ICRC has been checked.  Returns false to drop it.
  */
 static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
-			 const struct vhca_bth *bth)
+			 const struct vhca_bth *bth, u16 pkt)
 {
 	const struct vhca_deth *deth = (const void *)(bth + 1);
-	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
-	u32 hlen = sizeof(struct udphdr) + sizeof(*bth) + sizeof(*deth);
 	struct vhca_ud_msg m = {};
+	u32 hlen;
 
-	m.h.has_imm = bth->opcode == VHCA_OP_UD_SEND_ONLY_IMM;
-	if (m.h.has_imm)
-		hlen += 4;
-	if (skb->len < hlen + pad + VHCA_ICRC_SIZE)
+	if (!vhca_recv_bounds(skb, bth, pkt, &hlen, &m.len))
 		return false;
+	m.h.has_imm = pkt & VHCA_PKT_IMM;
 	m.h.dqpn = ntohl(bth->qpn) & VHCA_BTH_QPN_MASK;
 	m.h.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
 	m.h.se = bth->flags & VHCA_BTH_SE;
@@ -44,7 +64,6 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 	if (m.h.has_imm)
 		memcpy(&m.h.imm, deth + 1, 4);
 	m.data = skb->data + hlen;
-	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 
 	if (skb->protocol == htons(ETH_P_IP)) {
@@ -59,46 +78,33 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 }
 
 /*
- * A UC or RC request for @vdev, laid out like vhca_recv_ud()'s.  Returns
- * false to drop it as malformed; an opcode the class does not have is
- * counted here.
+ * A UC or RC request for @vdev, laid out like vhca_recv_ud()'s: its
+ * extension headers in the IBA's order, RETH or AtomicETH, then ImmDt or
+ * IETH.  Returns false to drop it as malformed.
  */
 static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
-			  const struct vhca_bth *bth, bool ce)
+			  const struct vhca_bth *bth, u16 pkt, bool ce)
 {
-	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
-	u32 hlen = sizeof(struct udphdr) + sizeof(*bth);
+	const u8 *p = (const u8 *)(bth + 1);
 	struct vhca_conn_msg m = {};
-	const u8 *p;
+	u32 hlen;
 
+	if (!vhca_recv_bounds(skb, bth, pkt, &hlen, &m.len))
+		return false;
 	m.op = bth->opcode & ~VHCA_OP_CLASS_MASK;
+	m.flags = pkt;
 	m.rc = (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC;
-	if (m.op > (m.rc ? VHCA_OP_SEND_ONLY_INV : VHCA_OP_WRITE_ONLY_IMM) ||
-	    (m.op > VHCA_OP_READ_REQ && m.op < VHCA_OP_CMP_SWAP) ||
-	    m.op == 0x15) {
-		/* reserved, or not valid for the class */
-		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
-		return true;
-	}
-	p = skb->data + hlen;
-	if (m.op == VHCA_OP_WRITE_FIRST || m.op == VHCA_OP_WRITE_ONLY ||
-	    m.op == VHCA_OP_WRITE_ONLY_IMM || m.op == VHCA_OP_READ_REQ) {
+	if (pkt & VHCA_PKT_RETH) {
 		const struct vhca_reth *reth = (const void *)p;
 
-		hlen += sizeof(*reth);
-		if (skb->len < hlen + VHCA_ICRC_SIZE)
-			return false;
 		m.va = get_unaligned_be64(&reth->va);
 		m.rkey = ntohl(reth->rkey);
 		m.dmalen = ntohl(reth->dmalen);
 		p += sizeof(*reth);
 	}
-	if (m.op == VHCA_OP_CMP_SWAP || m.op == VHCA_OP_FETCH_ADD) {
+	if (pkt & VHCA_PKT_ATMETH) {
 		const struct vhca_atomic_eth *a = (const void *)p;
 
-		hlen += sizeof(*a);
-		if (skb->len < hlen + VHCA_ICRC_SIZE)
-			return false;
 		m.va = get_unaligned_be64(&a->va);
 		m.rkey = ntohl(a->rkey);
 		m.swap = get_unaligned_be64(&a->swap_add);
@@ -106,23 +112,14 @@ static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
 		if (m.op == VHCA_OP_FETCH_ADD)
 			m.compare = m.swap;	/* the addend */
 	}
-	if (m.op == VHCA_OP_SEND_LAST_IMM || m.op == VHCA_OP_SEND_ONLY_IMM ||
-	    m.op == VHCA_OP_WRITE_LAST_IMM || m.op == VHCA_OP_WRITE_ONLY_IMM ||
-	    m.op == VHCA_OP_SEND_LAST_INV || m.op == VHCA_OP_SEND_ONLY_INV) {
-		hlen += 4;	/* ImmDt or IETH */
-		if (skb->len < hlen + VHCA_ICRC_SIZE)
-			return false;
+	if (pkt & (VHCA_PKT_IMM | VHCA_PKT_INV))
 		memcpy(&m.imm, p, 4);
-	}
-	if (skb->len < hlen + pad + VHCA_ICRC_SIZE)
-		return false;
 	m.dqpn = ntohl(bth->qpn) & VHCA_BTH_QPN_MASK;
 	m.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
 	m.ackreq = ntohl(bth->apsn) & VHCA_BTH_ACKREQ;
 	m.se = bth->flags & VHCA_BTH_SE;
 	m.ce = ce;
 	m.data = skb->data + hlen;
-	m.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
 	m.skb = skb;
 	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 	vhca_resp_recv(vdev, &m);
@@ -134,13 +131,14 @@ static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
  * the steering below: its data starts at the UDP header, whose length and
  * checksum are checked, and its network header is set.  Consumed.
  * Softirq, under rcu_read_lock().  Anything malformed or failing its
- * ICRC is dropped and counted.
+ * ICRC is dropped and counted, and so is an opcode vhca does not have.
  */
 static void vhca_recv_roce(struct vhca_dev *vdev, struct sk_buff *skb)
 {
 	u32 min = sizeof(struct udphdr) + sizeof(struct vhca_bth) +
 		  VHCA_ICRC_SIZE;
 	const struct vhca_bth *bth;
+	u16 pkt;
 	u32 l3_len, icrc;
 	bool ok = false, ce;
 
@@ -165,28 +163,26 @@ static void vhca_recv_roce(struct vhca_dev *vdev, struct sk_buff *skb)
 		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 		goto out;
 	}
-	if (bth->opcode == VHCA_OP_UD_SEND_ONLY ||
-	    bth->opcode == VHCA_OP_UD_SEND_ONLY_IMM) {
-		ok = vhca_recv_ud(vdev, skb, bth);
-		if (!ok)
-			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
-	} else if (bth->opcode >= (VHCA_OP_RC | VHCA_OP_READ_RESP_FIRST) &&
-		   bth->opcode <= (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK)) {
-		/* a response: the requester's work takes the skb */
-		if (vhca_req_response(vdev, skb, bth, ce))
-			return;
-	} else if (bth->opcode == VHCA_OP_CNP) {
-		ok = vhca_req_cnp(vdev, skb, bth);
-		if (!ok)
-			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
-	} else if ((bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_UC ||
-		   (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC) {
-		ok = vhca_recv_req(vdev, skb, bth, ce);
-		if (!ok)
-			vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
-	} else {
+	pkt = vhca_pkt_ops[bth->opcode];
+	if (!pkt) {
+		/* reserved, or not valid for the class */
 		vhca_count(vdev, VHCA_CNT_RCVD_UNSUPPORTED);
+		goto out;
 	}
+	if (pkt & VHCA_PKT_RESP) {
+		/* the requester's work takes the skb */
+		if (vhca_req_response(vdev, skb, bth, pkt, ce))
+			return;
+		goto out;
+	}
+	if (pkt & VHCA_PKT_DETH)
+		ok = vhca_recv_ud(vdev, skb, bth, pkt);
+	else if (pkt & VHCA_PKT_CNP)
+		ok = vhca_req_cnp(vdev, skb, bth);
+	else
+		ok = vhca_recv_req(vdev, skb, bth, pkt, ce);
+	if (!ok)
+		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
 out:
 	if (ok)
 		consume_skb(skb);

@@ -120,7 +120,7 @@ struct vhca_req_cb {
 	u64 orig;
 	u32 off;	/* of the payload, from skb->data */
 	u32 len;
-	u8 op;
+	u16 flags;	/* VHCA_PKT_* of its opcode */
 };
 
 static_assert((VHCA_RC_WINDOW & VHCA_RC_FL_MASK) == 0);
@@ -398,11 +398,9 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 			    u32 from, u32 max)
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	bool write = w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
-		     w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
-		   w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-	bool inv = w->opcode == IB_UVERBS_WR_SEND_WITH_INV;
+	bool write = vhca_wr_is(w->opcode, VHCA_OPF_WRITE);
+	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
+	bool inv = vhca_wr_is(w->opcode, VHCA_OPF_INV);
 	u32 mtu = vhca_qp_mtu(vdev, qp), npkts = vhca_req_npkts(vdev, qp, len);
 	struct vhca_tx_hdr h = {
 		.dqpn = qp->attr.dest_qp_num,
@@ -484,26 +482,6 @@ int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-static bool vhca_req_is_read(u8 opcode)
-{
-	return opcode == IB_UVERBS_WR_RDMA_READ;
-}
-
-static bool vhca_req_is_atomic(u8 opcode)
-{
-	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-/*
- * A READ or an atomic: counted against max_rd_atomic, and complete when
- * its responses are in, not when an ACK passes it.
- */
-static bool vhca_req_is_rd_atomic(u8 opcode)
-{
-	return vhca_req_is_read(opcode) || vhca_req_is_atomic(opcode);
-}
-
 /* The retransmission timeout: 4.096 us * 2^timeout, 0 meaning never. */
 static unsigned long vhca_req_timeout_jiffies(struct vhca_qp *qp)
 {
@@ -531,7 +509,7 @@ static void vhca_req_rewind(struct vhca_qp *qp, u32 skip)
 
 	if (qp->sq_cons == q->next)
 		return;
-	if (vhca_req_is_rd_atomic(e->opcode) ||
+	if (vhca_wr_is(e->opcode, VHCA_OPF_RD_ATOMIC) ||
 	    skip >= e->npkts)
 		skip = 0;	/* a READ asks again for what it has not got */
 	qp->attr.sq_psn = e->psn;
@@ -557,17 +535,16 @@ static void vhca_req_progress(struct vhca_qp *qp)
 static void vhca_req_complete(struct vhca_qp *qp, u8 status)
 {
 	struct vhca_req_wqe *e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
-	struct vhca_swqe w = { .wr_id = e->wr_id, .opcode = e->opcode };
+	struct vhca_swqe w = { .wr_id = e->wr_id, .opcode = e->opcode,
+			       .flags = e->flags };
 
-	if (vhca_req_is_rd_atomic(e->opcode))
+	if (vhca_wr_is(e->opcode, VHCA_OPF_RD_ATOMIC))
 		qp->req.reads--;
 	qp->req.rewound = false;
 	vhca_req_cwnd_grow(&qp->req, e->npkts);
 	/* the slot is free before the completion is visible, as locally */
 	vhca_sq_advance(qp);
-	if (status != IB_WC_SUCCESS || qp->sig_all ||
-	    (e->flags & VHCA_SWQE_F_SIGNALED))
-		vhca_send_done(qp, &w, status, e->len);
+	vhca_send_complete(qp, &w, status, e->len);
 	vhca_req_progress(qp);
 	qp->rnr_left = qp->attr.rnr_retry;
 	if (status != IB_WC_SUCCESS)
@@ -685,7 +662,7 @@ static struct vhca_req_wqe *vhca_req_advance(struct vhca_qp *qp, u32 psn,
 
 	while (qp->sq_cons != qp->req.next && qp->state != IB_QPS_ERR) {
 		e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
-		if (vhca_req_is_rd_atomic(e->opcode)) {
+		if (vhca_wr_is(e->opcode, VHCA_OPF_RD_ATOMIC)) {
 			if (e->got < e->npkts)
 				return e;
 		} else {
@@ -863,7 +840,7 @@ static bool vhca_req_resume(struct vhca_qp *qp, struct vhca_req_wqe *e,
 	    e->psn != qp->attr.sq_psn)
 		return false;
 	if (e->got < e->npkts) {
-		if (vhca_req_is_read(e->opcode)) {
+		if (vhca_wr_is(e->opcode, VHCA_OPF_READ)) {
 			e->asked = e->got;	/* the gaps before are asked for */
 			vhca_req_ask_read(qp, e, w);
 		} else {
@@ -897,8 +874,7 @@ static bool vhca_req_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_req_cb *cb = vhca_req_cb(skb);
 	u32 mtu = vhca_qp_mtu(vdev, qp);
-	bool end = cb->op == VHCA_OP_READ_RESP_LAST ||
-		   cb->op == VHCA_OP_READ_RESP_ONLY;
+	bool end = cb->flags & VHCA_PKT_LAST;
 	struct vhca_req_wqe *e;
 	s64 idx = vhca_req_find(qp, cb->psn);
 	u32 off;
@@ -909,7 +885,7 @@ static bool vhca_req_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 		return false;
 	}
 	e = &qp->req.fl[idx & VHCA_RC_FL_MASK];
-	if (!vhca_req_is_read(e->opcode)) {
+	if (!vhca_wr_is(e->opcode, VHCA_OPF_READ)) {
 		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
 		return false;
 	}
@@ -944,6 +920,29 @@ static bool vhca_req_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 	return true;
 }
 
+/* An atomic ACK: the original value goes into its atomic's one SGE. */
+static void vhca_req_atomic_ack(struct vhca_qp *qp,
+				const struct vhca_req_cb *cb)
+{
+	s64 idx = vhca_req_find(qp, cb->psn);
+	struct vhca_req_wqe *e;
+	u8 orig[8];
+
+	e = idx < 0 ? NULL : &qp->req.fl[idx & VHCA_RC_FL_MASK];
+	if (!e || !vhca_wr_is(e->opcode, VHCA_OPF_ATOMIC)) {
+		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_UNEXPECTED);
+		return;
+	}
+	if (!e->got) {
+		/* the requester's memory order is the host's */
+		memcpy(orig, &cb->orig, sizeof(orig));
+		if (!vhca_req_place(qp, idx, orig, 0, sizeof(orig)))
+			e->status = IB_WC_LOC_PROT_ERR;
+		e->got = 1;
+	}
+	vhca_req_advance(qp, cb->psn, false);
+}
+
 /*
  * Act on one response from the wire.  Returns true if the QP must wait
  * (an RNR NAK).  Caller holds qp->lock.
@@ -953,38 +952,18 @@ static bool vhca_req_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	struct vhca_req_cb *cb = vhca_req_cb(skb);
 	u8 syn = cb->aeth >> 24, type = syn & VHCA_AETH_TYPE_MASK;
 	struct vhca_req_wqe *e;
-	s64 idx;
 
-	switch (cb->op) {
-	case VHCA_OP_READ_RESP_FIRST:
-	case VHCA_OP_READ_RESP_MIDDLE:
-	case VHCA_OP_READ_RESP_LAST:
-	case VHCA_OP_READ_RESP_ONLY:
+	if (cb->flags & VHCA_PKT_PAYLOAD) {
 		/*
-		 * A response acknowledges the requests before it, as an ACK
-		 * would: only one for a READ of ours may complete them.
+		 * A READ response acknowledges the requests before it, as an
+		 * ACK would: only one for a READ of ours may complete them.
 		 */
 		if (vhca_req_read_resp(qp, skb))
 			vhca_req_advance(qp, cb->psn, false);
 		return false;
-	case VHCA_OP_ATOMIC_ACK:
-		idx = vhca_req_find(qp, cb->psn);
-		e = idx < 0 ? NULL : &qp->req.fl[idx & VHCA_RC_FL_MASK];
-		if (!e || !vhca_req_is_atomic(e->opcode)) {
-			vhca_count(to_vdev(qp->ibqp.device),
-				   VHCA_CNT_RCVD_UNEXPECTED);
-			return false;
-		}
-		if (!e->got) {
-			u8 orig[8];
-
-			/* the requester's memory order is the host's */
-			memcpy(orig, &cb->orig, sizeof(orig));
-			if (!vhca_req_place(qp, idx, orig, 0, sizeof(orig)))
-				e->status = IB_WC_LOC_PROT_ERR;
-			e->got = 1;
-		}
-		vhca_req_advance(qp, cb->psn, false);
+	}
+	if (cb->flags & VHCA_PKT_ATMACK) {
+		vhca_req_atomic_ack(qp, cb);
 		return false;
 	}
 
@@ -1042,7 +1021,8 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_req_wqe *e = &qp->req.fl[qp->req.next & VHCA_RC_FL_MASK];
-	bool rd = vhca_req_is_read(w->opcode), at = vhca_req_is_atomic(w->opcode);
+	bool rd = vhca_wr_is(w->opcode, VHCA_OPF_READ);
+	bool at = vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC);
 	struct vhca_seg *sseg = qp->seg;
 	u32 skip = qp->req.skip;	/* for this WQE alone */
 	struct vhca_cursor src;
@@ -1146,13 +1126,12 @@ static bool vhca_req_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 			  q->fl[qp->sq_cons & VHCA_RC_FL_MASK].psn) >=
 	    vhca_req_max_pkts(qp))
 		return false;
-	if (vhca_req_is_rd_atomic(w->opcode) &&
+	if (vhca_wr_is(w->opcode, VHCA_OPF_RD_ATOMIC) &&
 	    q->reads >= max_t(u8, qp->attr.max_rd_atomic, 1))
 		return false;
 	if ((w->flags & VHCA_SWQE_F_FENCE) && q->reads)
 		return false;
-	if (w->opcode == IB_UVERBS_WR_LOCAL_INV ||
-	    w->opcode == VHCA_WR_REG_MR)
+	if (vhca_wr_is(w->opcode, VHCA_OPF_LOCAL))
 		return qp->sq_cons == q->next;
 	return true;
 }
@@ -1165,23 +1144,11 @@ static void vhca_req_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 
-	if (status == IB_WC_SUCCESS && w->opcode == IB_UVERBS_WR_LOCAL_INV) {
-		rcu_read_lock();
-		status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
-			 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
-		rcu_read_unlock();
-	} else if (status == IB_WC_SUCCESS && w->opcode == VHCA_WR_REG_MR) {
-		rcu_read_lock();
-		status = vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
-					  w->reg.iova, w->reg.length,
-					  w->reg.access, w->reg.page_shift);
-		rcu_read_unlock();
-	}
+	if (status == IB_WC_SUCCESS)
+		status = vhca_wqe_local(vdev, qp, w);
 	vhca_req_next(qp);
 	vhca_sq_advance(qp);
-	if (status != IB_WC_SUCCESS || qp->sig_all ||
-	    (w->flags & VHCA_SWQE_F_SIGNALED))
-		vhca_send_done(qp, w, status, 0);
+	vhca_send_complete(qp, w, status, 0);
 	if (status != IB_WC_SUCCESS)
 		vhca_qp_set_error(qp);
 }
@@ -1325,6 +1292,7 @@ static struct vhca_qp *vhca_req_requester(struct vhca_dev *vdev,
  * @vdev: the device it arrived on
  * @skb: the packet, linear, its ICRC checked
  * @bth: its BTH
+ * @pkt: its opcode's VHCA_PKT_* flags: a response's
  * @ce: a queue on the way marked it Congestion Experienced
  *
  * Queued for the QP's work with what its headers say in skb->cb.  Softirq
@@ -1336,33 +1304,21 @@ static struct vhca_qp *vhca_req_requester(struct vhca_dev *vdev,
  * (counted here).
  */
 bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		       const struct vhca_bth *bth, bool ce)
+		       const struct vhca_bth *bth, u16 pkt, bool ce)
 {
-	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
-	u32 hlen = sizeof(struct udphdr) + sizeof(*bth);
-	u8 op = bth->opcode & ~VHCA_OP_CLASS_MASK;
-	struct vhca_req_cb cb = { .op = op };
+	struct vhca_req_cb cb = { .flags = pkt };
 	const u8 *p = (const u8 *)(bth + 1);
 	struct vhca_qp *qp;
 
-	if (op != VHCA_OP_READ_RESP_MIDDLE) {
-		hlen += sizeof(struct vhca_aeth);
-		if (skb->len < hlen + VHCA_ICRC_SIZE)
-			goto bad;
+	if (!vhca_recv_bounds(skb, bth, pkt, &cb.off, &cb.len))
+		goto bad;
+	if (pkt & VHCA_PKT_AETH) {
 		cb.aeth = get_unaligned_be32(p);
 		p += sizeof(struct vhca_aeth);
 	}
-	if (op == VHCA_OP_ATOMIC_ACK) {
-		hlen += 8;
-		if (skb->len < hlen + VHCA_ICRC_SIZE)
-			goto bad;
+	if (pkt & VHCA_PKT_ATMACK)
 		cb.orig = get_unaligned_be64(p);
-	}
-	if (skb->len < hlen + pad + VHCA_ICRC_SIZE)
-		goto bad;
 	cb.psn = ntohl(bth->apsn) & VHCA_BTH_PSN_MASK;
-	cb.off = hlen;
-	cb.len = skb->len - hlen - pad - VHCA_ICRC_SIZE;
 
 	qp = vhca_req_requester(vdev, bth);
 	if (!qp)

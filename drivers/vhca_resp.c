@@ -36,6 +36,23 @@ static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
 }
 
 /*
+ * The receive WQE a SEND (or a WRITE's immediate data) lands in: the one
+ * held, or the next.  Returns 0, -EAGAIN if there is none, or -EINVAL if
+ * it is malformed (completed in error).
+ */
+static int vhca_resp_take_wqe(struct vhca_qp *qp)
+{
+	struct vhca_resp *r = &qp->resp;
+	int err;
+
+	if (r->have_wqe)
+		return 0;
+	err = vhca_recv_take(qp, r->wqe, qp->attr.dest_qp_num);
+	r->have_wqe = !err;
+	return err;
+}
+
+/*
  * Start a UC message with its FIRST or ONLY packet.  A SEND takes a
  * receive WQE, unless the one a dropped message left is still held (the
  * IBA lets UC reuse it).  Returns false to drop the message.
@@ -44,7 +61,6 @@ static bool vhca_resp_start(struct vhca_qp *qp, const struct vhca_conn_msg *m,
 			    bool write)
 {
 	struct vhca_resp *r = &qp->resp;
-	u32 max_sge;
 
 	r->active = true;
 	r->dropping = false;
@@ -56,16 +72,8 @@ static bool vhca_resp_start(struct vhca_qp *qp, const struct vhca_conn_msg *m,
 		r->dmalen = m->dmalen;
 		return true;
 	}
-	if (!r->have_wqe) {
-		if (!vhca_pop_recv(qp, r->wqe, &max_sge))
-			return false;	/* UC: no receive, no message */
-		r->have_wqe = true;
-		if (r->wqe->num_sge > max_sge) {
-			vhca_resp_done(qp, IB_WC_LOC_QP_OP_ERR, 0, NULL);
-			return false;
-		}
-	}
-	return true;
+	/* UC: no receive, no message */
+	return !vhca_resp_take_wqe(qp);
 }
 
 /*
@@ -499,14 +507,14 @@ static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_resp *r = &qp->resp;
 	unsigned int i;
 
-	if (m->op == VHCA_OP_READ_REQ) {
+	if (m->flags & VHCA_PKT_READ) {
 		if (vhca_resp_read_again(qp, m))
 			vhca_resp_rd_kick(qp);
 		else
 			vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
 		return;
 	}
-	if (m->op == VHCA_OP_CMP_SWAP || m->op == VHCA_OP_FETCH_ADD) {
+	if (m->flags & VHCA_PKT_ATOMIC) {
 		for (i = 0; i < VHCA_RC_ATOMIC_RES; i++) {
 			if (r->atomic[i].valid && r->atomic[i].psn == m->psn) {
 				vhca_resp_ack(vdev, qp, VHCA_OP_ATOMIC_ACK,
@@ -519,28 +527,6 @@ static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 	vhca_resp_ack(vdev, qp, VHCA_OP_ACK, r->epsn - 1, VHCA_AETH_NO_CREDITS,
 		      0);
-}
-
-/*
- * The receive WQE a SEND (or a WRITE's immediate data) lands in: the one
- * held, or the next.  Returns 0, -EAGAIN if there is none (RNR), or
- * -EINVAL if it is malformed (completed in error).
- */
-static int vhca_resp_take_wqe(struct vhca_qp *qp)
-{
-	struct vhca_resp *r = &qp->resp;
-	u32 max_sge;
-
-	if (r->have_wqe)
-		return 0;
-	if (!vhca_pop_recv(qp, r->wqe, &max_sge))
-		return -EAGAIN;
-	r->have_wqe = true;
-	if (r->wqe->num_sge > max_sge) {
-		vhca_resp_done(qp, IB_WC_LOC_QP_OP_ERR, 0, NULL);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 /* The NAK a responder's placement error earns. */
@@ -566,17 +552,15 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 			      const struct vhca_conn_msg *m, bool first,
 			      bool last, bool imm)
 {
-	bool write = m->op >= VHCA_OP_WRITE_FIRST &&
-		     m->op <= VHCA_OP_WRITE_ONLY_IMM;
-	bool inv = m->op == VHCA_OP_SEND_LAST_INV ||
-		   m->op == VHCA_OP_SEND_ONLY_INV;
+	bool write = m->flags & VHCA_PKT_WRITE;
+	bool inv = m->flags & VHCA_PKT_INV;
 	struct vhca_resp *r = &qp->resp;
 	struct vhca_swqe w = {};
 	int nak, status;
 	u32 npkts;
 	u64 orig;
 
-	if (m->op == VHCA_OP_READ_REQ) {
+	if (m->flags & VHCA_PKT_READ) {
 		r->msn++;
 		nak = vhca_resp_read(vdev, qp, m, &npkts);
 		if (nak >= 0) {
@@ -587,7 +571,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 		r->epsn = (m->psn + npkts) & VHCA_BTH_PSN_MASK;
 		return;
 	}
-	if (m->op == VHCA_OP_CMP_SWAP || m->op == VHCA_OP_FETCH_ADD) {
+	if (m->flags & VHCA_PKT_ATOMIC) {
 		nak = vhca_resp_atomic(vdev, qp, m, &orig);
 		if (nak >= 0) {
 			vhca_resp_nak(vdev, qp, m->psn, nak);
@@ -714,15 +698,10 @@ void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
 		return;
 	}
-	write = m->op >= VHCA_OP_WRITE_FIRST;
-	first = m->op == VHCA_OP_SEND_FIRST || m->op == VHCA_OP_SEND_ONLY ||
-		m->op == VHCA_OP_SEND_ONLY_IMM || m->op == VHCA_OP_WRITE_FIRST ||
-		m->op == VHCA_OP_WRITE_ONLY || m->op == VHCA_OP_WRITE_ONLY_IMM ||
-		m->op == VHCA_OP_SEND_ONLY_INV;
-	last = m->op != VHCA_OP_SEND_FIRST && m->op != VHCA_OP_SEND_MIDDLE &&
-	       m->op != VHCA_OP_WRITE_FIRST && m->op != VHCA_OP_WRITE_MIDDLE;
-	imm = m->op == VHCA_OP_SEND_LAST_IMM || m->op == VHCA_OP_SEND_ONLY_IMM ||
-	      m->op == VHCA_OP_WRITE_LAST_IMM || m->op == VHCA_OP_WRITE_ONLY_IMM;
+	write = m->flags & VHCA_PKT_WRITE;
+	first = m->flags & VHCA_PKT_FIRST;
+	last = m->flags & VHCA_PKT_LAST;
+	imm = m->flags & VHCA_PKT_IMM;
 
 	r = &qp->resp;
 	spin_lock_bh(&r->lock);

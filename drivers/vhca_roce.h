@@ -107,6 +107,44 @@ enum {
 	VHCA_OP_CNP			= 0x81,
 };
 
+/*
+ * What a packet of an opcode is and carries, as vhca_pkt_ops[] in
+ * vhca_roce.c says for every opcode vhca speaks (0 for the others): the
+ * parser, the responder and the requester read it there instead of
+ * deriving it from the opcode's value.
+ */
+enum {
+	VHCA_PKT_FIRST		= 1 << 0,	/* starts a message (ONLY: and ends it) */
+	VHCA_PKT_LAST		= 1 << 1,	/* ends one */
+	VHCA_PKT_SEND		= 1 << 2,	/* a SEND: takes a receive WQE */
+	VHCA_PKT_WRITE		= 1 << 3,	/* an RDMA WRITE */
+	VHCA_PKT_READ		= 1 << 4,	/* an RDMA READ request */
+	VHCA_PKT_ATOMIC		= 1 << 5,	/* an atomic request */
+	VHCA_PKT_RESP		= 1 << 6,	/* for the requester: READ response, ACK */
+	VHCA_PKT_PAYLOAD	= 1 << 7,	/* carries data */
+	VHCA_PKT_RETH		= 1 << 8,
+	VHCA_PKT_AETH		= 1 << 9,
+	VHCA_PKT_ATMETH		= 1 << 10,	/* AtomicETH */
+	VHCA_PKT_ATMACK		= 1 << 11,	/* AtomicAckETH */
+	VHCA_PKT_DETH		= 1 << 12,	/* a datagram */
+	VHCA_PKT_IMM		= 1 << 13,	/* ImmDt */
+	VHCA_PKT_INV		= 1 << 14,	/* IETH: an rkey to invalidate */
+	VHCA_PKT_CNP		= 1 << 15,
+};
+
+extern const u16 vhca_pkt_ops[256];
+
+/* Bytes of the extension headers a packet with VHCA_PKT_* @f has. */
+static inline u32 vhca_pkt_hlen(u16 f)
+{
+	return (f & VHCA_PKT_RETH ? sizeof(struct vhca_reth) : 0) +
+	       (f & VHCA_PKT_AETH ? sizeof(struct vhca_aeth) : 0) +
+	       (f & VHCA_PKT_ATMETH ? sizeof(struct vhca_atomic_eth) : 0) +
+	       (f & VHCA_PKT_ATMACK ? sizeof(u64) : 0) +
+	       (f & VHCA_PKT_DETH ? sizeof(struct vhca_deth) : 0) +
+	       (f & (VHCA_PKT_IMM | VHCA_PKT_INV) ? sizeof(__be32) : 0);
+}
+
 /* A CNP's payload: reserved bytes, sent as zeroes. */
 #define VHCA_CNP_LEN		16
 

@@ -17,43 +17,44 @@
 const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS] = {
 	[IB_UVERBS_WR_RDMA_WRITE] = {
 		.qpts = VHCA_QPT_CONN,
-		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_REMOTE,
+		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_REMOTE | VHCA_OPF_WRITE,
 		.wc = IB_WC_RDMA_WRITE,
 	},
 	[IB_UVERBS_WR_RDMA_WRITE_WITH_IMM] = {
 		.qpts = VHCA_QPT_CONN,
-		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_REMOTE | VHCA_OPF_IMM,
+		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_REMOTE | VHCA_OPF_WRITE |
+			 VHCA_OPF_IMM,
 		.wc = IB_WC_RDMA_WRITE,
 	},
 	[IB_UVERBS_WR_SEND] = {
 		.qpts = VHCA_QPT_ALL,
-		.flags = VHCA_OPF_DATA_OUT,
+		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_SEND,
 		.wc = IB_WC_SEND,
 	},
 	[IB_UVERBS_WR_SEND_WITH_IMM] = {
 		.qpts = VHCA_QPT_ALL,
-		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_IMM,
+		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_SEND | VHCA_OPF_IMM,
 		.wc = IB_WC_SEND,
 	},
 	[IB_UVERBS_WR_SEND_WITH_INV] = {
 		.qpts = VHCA_QPT(RC),
-		.flags = VHCA_OPF_DATA_OUT,
+		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_SEND | VHCA_OPF_INV,
 		.wc = IB_WC_SEND,
 	},
 	/* a READ's SGEs are written: nothing to carry inline */
 	[IB_UVERBS_WR_RDMA_READ] = {
 		.qpts = VHCA_QPT(RC),
-		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC,
+		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_READ,
 		.wc = IB_WC_RDMA_READ,
 	},
 	[IB_UVERBS_WR_ATOMIC_CMP_AND_SWP] = {
 		.qpts = VHCA_QPT(RC),
-		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC,
+		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_ATOMIC,
 		.wc = IB_WC_COMP_SWAP,
 	},
 	[IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD] = {
 		.qpts = VHCA_QPT(RC),
-		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC,
+		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_ATOMIC,
 		.wc = IB_WC_FETCH_ADD,
 	},
 	[IB_UVERBS_WR_LOCAL_INV] = {
@@ -394,16 +395,15 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 		cqe.flags |= VHCA_CQE_F_GRH | VHCA_CQE_F_NET_HDR;
 		cqe.network_hdr_type = net;
 	}
-	if (w && (w->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
-		  w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)) {
+	if (w && vhca_wr_is(w->opcode, VHCA_OPF_IMM)) {
 		cqe.flags |= VHCA_CQE_F_IMM;
 		cqe.ex = w->ex;
 	}
-	if (w && w->opcode == IB_UVERBS_WR_SEND_WITH_INV) {
+	if (w && vhca_wr_is(w->opcode, VHCA_OPF_INV)) {
 		cqe.flags |= VHCA_CQE_F_INV;
 		cqe.ex = w->ex;
 	}
-	if (w && w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
+	if (w && vhca_wr_is(w->opcode, VHCA_OPF_WRITE))
 		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe,
 		     w && (w->flags & VHCA_SWQE_F_SOLICITED));
@@ -422,6 +422,31 @@ void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
 		    const struct vhca_swqe *w, u32 src_qpn)
 {
 	vhca_recv_done_grh(dst, wr_id, status, len, w, src_qpn, 0);
+}
+
+/**
+ * vhca_recv_take() - take @dst's next receive WQE for a message
+ * @dst: the receiving QP (its RQ, or its SRQ)
+ * @wqe: where the WQE is copied to
+ * @src_qpn: the sender's QPN, for the completion of a malformed WQE
+ *
+ * A WQE with more SGEs than its ring was made for completes at once, with
+ * IB_WC_LOC_QP_OP_ERR, and takes no message.  Any context.
+ *
+ * Return: 0, -EAGAIN if none is posted, or -EINVAL if it was malformed.
+ */
+int vhca_recv_take(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 src_qpn)
+{
+	u32 max_sge;
+
+	if (!vhca_pop_recv(dst, wqe, &max_sge))
+		return -EAGAIN;
+	if (wqe->num_sge > max_sge) {
+		vhca_recv_done(dst, wqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
+			       src_qpn);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /**
@@ -447,6 +472,49 @@ void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 	};
 
 	vhca_cq_post(to_vcq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/**
+ * vhca_send_complete() - complete a send WQE that ran, as its QP says
+ * @qp: its QP
+ * @w: the WQE (its wr_id, opcode and flags are all that is read)
+ * @status: an IB_WC_* status
+ * @len: the bytes it moved
+ *
+ * A WQE that succeeded leaves a CQE if it asked for one or its QP signals
+ * all; one that failed always does.
+ */
+void vhca_send_complete(struct vhca_qp *qp, const struct vhca_swqe *w,
+			u8 status, u32 len)
+{
+	if (status != IB_WC_SUCCESS || qp->sig_all ||
+	    (w->flags & VHCA_SWQE_F_SIGNALED))
+		vhca_send_done(qp, w, status, len);
+}
+
+/**
+ * vhca_wqe_local() - run a LOCAL_INV or REG_MR WQE
+ * @vdev: the QP's device
+ * @qp: the QP; caller holds qp->lock
+ * @w: the WQE, checked against the opcode table
+ *
+ * Return: its completion status.
+ */
+int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
+		   const struct vhca_swqe *w)
+{
+	int status;
+
+	rcu_read_lock();
+	if (w->opcode == IB_UVERBS_WR_LOCAL_INV)
+		status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
+			 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
+	else
+		status = vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
+					  w->reg.iova, w->reg.length,
+					  w->reg.access, w->reg.page_shift);
+	rcu_read_unlock();
+	return status;
 }
 
 /**
