@@ -302,8 +302,6 @@ struct vhca_rd_resp {
  * requester that timed out may ask for again; a power of two.
  */
 #define VHCA_RD_QUEUE		(2 * VHCA_MAX_RD_ATOM)
-/* READ response packets rd_work takes at once. */
-/* What an RC requester remembers of a WQE on the wire. */
 struct vhca_req_wqe;
 
 /**

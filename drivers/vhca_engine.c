@@ -32,11 +32,6 @@
 struct workqueue_struct *vhca_wq;
 struct workqueue_struct *vhca_tx_wq;
 
-/* IB spec table 45: the RNR NAK timer field in microseconds. */
-/* The wait an RNR NAK's (or min_rnr_timer's) 5-bit timer field asks for. */
-/* Copy @len bytes from @src to @dst; both have at least that much. */
-/* A receive completion on @dst's CQ; @net is a GRH's network type, or 0. */
-/* The WQE's data: its inline bytes or its SGEs (read locally). */
 /* The QP @qpn of the vhca device with ib_device index @dev, if any. */
 static struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn)
 {
@@ -82,7 +77,6 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
 			    access, va, len);
 }
 
-/* Only fast-register MRs can be invalidated: the others need no hold. */
 /*
  * Bytes of one WQE the local engine moves under one RCU read section.  A
  * WQE may move 2 GiB, and its SGEs may overlap: between chunks the engine

@@ -62,7 +62,6 @@ static struct notifier_block vhca_netdev_nb = {
 	.notifier_call = vhca_netdev_event,
 };
 
-/* The same for IPv6: no extension header, an address of the netdev. */
 /*
  * RoCEv2 on the wire.  One UDP socket per address family, bound to port
  * 4791, exists in each network namespace that holds the netdev of a vhca

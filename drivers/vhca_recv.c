@@ -270,6 +270,7 @@ static u32 vhca_steer_len4(const struct sk_buff *skb)
 	return 0;
 }
 
+/* The same for IPv6: no extension header, an address of the netdev. */
 static u32 vhca_steer_len6(const struct sk_buff *skb)
 {
 	struct {

@@ -98,6 +98,7 @@
  */
 #define VHCA_UC_INFLIGHT	512
 
+/* What an RC requester remembers of a WQE on the wire. */
 struct vhca_req_wqe {
 	u64 wr_id;
 	u32 psn;	/* of its first packet */
@@ -299,6 +300,7 @@ static void vhca_req_xmit(struct vhca_qp *qp, struct sk_buff *skb, bool last)
 	vhca_net_send_qp(to_vdev(qp->ibqp.device), skb, qp);
 }
 
+/* The operation part of a connected opcode for one packet of a message. */
 static u8 vhca_req_op(bool write, bool first, bool last, bool imm)
 {
 	if (first && last)
@@ -312,6 +314,7 @@ static u8 vhca_req_op(bool write, bool first, bool last, bool imm)
 	return write ? VHCA_OP_WRITE_MIDDLE : VHCA_OP_SEND_MIDDLE;
 }
 
+/* The packets, and PSNs, of a SEND or WRITE of @len bytes. */
 static u32 vhca_req_npkts(struct vhca_dev *vdev, struct vhca_qp *qp, u32 len)
 {
 	return len ? DIV_ROUND_UP(len, vhca_qp_mtu(vdev, qp)) : 1;

@@ -11,9 +11,6 @@
 #include "vhca_roce.h"
 #include "vhca.h"
 
-/* The operation part of a connected opcode for one packet of a message. */
-/* The packets, and PSNs, of a SEND or WRITE of @len bytes. */
-/* Move @c forward by @n bytes; the caller knows they are there. */
 /*
  * A QP's READ response packets not yet freed by the netdev, at most: the
  * packets an RC requester of vhca keeps on the wire, so that READs of up
@@ -24,6 +21,7 @@
  * 34-41 all at once.
  */
 #define VHCA_RD_INFLIGHT	512
+/* READ response packets rd_work takes at once. */
 #define VHCA_RD_BATCH		16
 
 /* Complete the receive WQE a UC message holds; it is the QP's no more. */

@@ -119,17 +119,20 @@ u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w)
 	return min_t(u64, len, U32_MAX);
 }
 
+/* IB spec table 45: the RNR NAK timer field in microseconds. */
 static const u32 vhca_rnr_usecs[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
+/* The wait an RNR NAK's (or min_rnr_timer's) 5-bit timer field asks for. */
 unsigned long vhca_rnr_jiffies(u8 timer)
 {
 	return usecs_to_jiffies(vhca_rnr_usecs[timer & 31]);
 }
 
+/* Move @c forward by @n bytes; the caller knows they are there. */
 void vhca_cursor_skip(struct vhca_cursor *c, u32 n)
 {
 	while (n) {
@@ -144,6 +147,7 @@ void vhca_cursor_skip(struct vhca_cursor *c, u32 n)
 	}
 }
 
+/* Copy @len bytes from @src to @dst; both have at least that much. */
 void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
 {
 	while (len) {
@@ -209,6 +213,7 @@ s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
 	return total;
 }
 
+/* The WQE's data: its inline bytes or its SGEs (read locally). */
 s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 		    const struct vhca_swqe *w, struct vhca_seg *seg,
 		    unsigned int *nseg, int access)
@@ -234,6 +239,7 @@ s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return len;
 }
 
+/* Only fast-register MRs can be invalidated: the others need no hold. */
 static bool vhca_seg_fast(const struct vhca_seg *seg)
 {
 	return seg->mr && seg->mr->type == VHCA_MR_FAST;
@@ -378,6 +384,7 @@ bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge)
 	return ok;
 }
 
+/* A receive completion on @dst's CQ; @net is a GRH's network type, or 0. */
 void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 			u32 len, const struct vhca_swqe *w, u32 src_qpn,
 			u8 net)
