@@ -42,26 +42,19 @@
  * Packets on the wire at most for one QP, unless one WQE has more.  After
  * a loss go-back-N sends them all again, so this is what a loss can cost;
  * RoCE runs on lossless Ethernet, where the bound is what keeps the path
- * full.  Between two emulated hosts on a lossless link, 64 KiB WRITEs in
- * 1 KiB packets moved 21 MB/s at 64 packets, 27 at 256 and 41 at 512 and
- * at 768; at 1024 the sender's own qdisc began to drop (bench/wire.sh,
- * the retrans_pkts counter).
+ * full: the smallest bound at which WRITEs moved as much as with larger
+ * ones, below where the sender's own qdisc began to drop
+ * (bench/RESULTS.md, "Bounds on packets in flight").
  */
 #define VHCA_RC_MAX_PKTS	512
 /*
  * The same for all of a device's RC QPs together, split evenly among
  * those with requests on the wire (vhca_req_max_pkts()): the packets wait
- * in one qdisc, whichever QP sent them.  With 512 packets for each QP,
- * four QPs had fq_codel drop 153 packets in 5 s and go-back-N send one in
- * six again, and eight QPs sent four in ten again and fell to 9 MB/s.  Of
- * these bounds, 64 KiB WRITEs in 1 KiB packets on 4 and on 8 QPs moved 45
- * and 44 MB/s at 512 packets, 48 and 51 at 768 and 52-53 and 58-62 at
- * 1024, with no packet sent again (two boots); at 1280 and 1536 packets
- * were lost again.  A queue drains so many packets or so many bytes a
- * second, whichever runs out first, so the bound is in bytes too: in
- * 4 KiB packets (jumbo frames), 1024 packets on 4 and on 8 QPs had 19-73%
- * of them sent again; at 2 MiB one timeout resent 32 in four runs, and
- * 512 on one QP lost nothing.
+ * in one qdisc, whichever QP sent them, and with VHCA_RC_MAX_PKTS each,
+ * four or eight QPs overflowed it.  The largest bound with which several
+ * QPs lost nothing.  A queue drains so many packets or so many bytes a
+ * second, whichever runs out first, so the bound is in bytes too, for
+ * jumbo frames (bench/RESULTS.md, "Bounds on packets in flight").
  */
 #define VHCA_RC_DEV_PKTS	1024
 #define VHCA_RC_DEV_BYTES	(2 * 1024 * 1024)

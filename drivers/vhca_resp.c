@@ -14,11 +14,8 @@
 /*
  * A QP's READ response packets not yet freed by the netdev, at most: the
  * packets an RC requester of vhca keeps on the wire, so that READs of up
- * to 512 packets are never held back.  Between two emulated hosts, 8 MiB
- * READs moved 30-32 MB/s at 128, 34-36 at 256, 38-40 at 512 with no
- * packet lost, and 40-42 at 1024 with some lost to CoDel.  64 KiB READs,
- * alternated with the module that sent all at once: 37-39 MB/s at 512,
- * 34-41 all at once.
+ * to 512 packets are never held back; above it, CoDel in the responder's
+ * qdisc began to drop (bench/RESULTS.md, "Bounds on packets in flight").
  */
 #define VHCA_RD_INFLIGHT	512
 /* READ response packets rd_work takes at once. */

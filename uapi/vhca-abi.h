@@ -3,7 +3,7 @@
  * vhca kernel <-> provider ABI: ring layout, index rules and the driver
  * payloads of the uverbs commands.  This header is the single definition of
  * the ring format; the kernel driver, its engine and the rdma-core provider
- * all include it.  Documentation/rings.rst explains it with a diagram.
+ * all include it.  Documentation/rings.md explains it with a diagram.
  *
  * Everything in a shared ring is written by an untrusted party (userspace
  * for producer rings, or a confused one for consumer rings); the kernel keeps
