@@ -35,7 +35,7 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 				sizeof(resp));
 	if (ret)
 		goto err_free;
-	ret = vhca_uring_map(&cq->ring, context->cmd_fd, resp.drv.mmap_key,
+	ret = vhca_mring_map(&cq->ring, context->cmd_fd, resp.drv.mmap_key,
 			     resp.drv.mmap_size, resp.drv.log2_slots,
 			     __builtin_ctz(VHCA_CQE_STRIDE),
 			     sizeof(struct vhca_cqe));
@@ -61,7 +61,7 @@ int vhca_destroy_cq(struct ibv_cq *ibcq)
 	ret = ibv_cmd_destroy_cq(ibcq);
 	if (ret)
 		return ret;
-	vhca_uring_unmap(&cq->ring);
+	vhca_mring_unmap(&cq->ring);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
@@ -83,20 +83,20 @@ int vhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct vhca_cq *cq = container_of(ibcq, struct vhca_cq, cq);
 	struct vhca_resize_cq_resp_full resp = {};
 	struct vhca_cmd_resize_cq cmd;
-	struct vhca_uring ring;
+	struct vhca_mring ring;
 	int ret;
 
 	pthread_spin_lock(&cq->lock);
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.core,
 				sizeof(resp));
 	if (!ret)
-		ret = vhca_uring_map(&ring, ibcq->context->cmd_fd,
+		ret = vhca_mring_map(&ring, ibcq->context->cmd_fd,
 				     resp.drv.mmap_key, resp.drv.mmap_size,
 				     resp.drv.log2_slots,
 				     __builtin_ctz(VHCA_CQE_STRIDE),
 				     sizeof(struct vhca_cqe));
 	if (!ret) {
-		vhca_uring_unmap(&cq->ring);
+		vhca_mring_unmap(&cq->ring);
 		cq->ring = ring;	/* consumer 0: what is left starts there */
 	}
 	pthread_spin_unlock(&cq->lock);
@@ -127,7 +127,7 @@ static void vhca_cqe_to_wc(const struct vhca_cqe *cqe, struct ibv_wc *wc)
 int vhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct vhca_cq *cq = container_of(ibcq, struct vhca_cq, cq);
-	struct vhca_uring *r = &cq->ring;
+	struct vhca_mring *r = &cq->ring;
 	uint32_t prod, cons;
 	int n = 0;
 
@@ -144,7 +144,7 @@ int vhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		return -EIO;
 	}
 	for (; n < ne && cons != prod; n++, cons++)
-		vhca_cqe_to_wc(vhca_uring_slot(r, cons), &wc[n]);
+		vhca_cqe_to_wc(vhca_mring_slot(r, cons), &wc[n]);
 	if (n) {
 		r->idx = cons;
 		/*

@@ -28,7 +28,7 @@ static inline struct vhca_context *to_vctx(struct ibv_context *ibctx)
  * A ring mapped from the kernel.  idx is this side's own index: the only
  * copy it trusts.  The other side's index is read from the header.
  */
-struct vhca_uring {
+struct vhca_mring {
 	struct vhca_ring_hdr *hdr;
 	unsigned char *slots;
 	void *map;
@@ -44,14 +44,14 @@ struct vhca_cq {
 		struct ibv_cq_ex cq_ex;
 	};
 	pthread_spinlock_t lock;
-	struct vhca_uring ring;	/* we consume */
+	struct vhca_mring ring;	/* we consume */
 	bool ring_ctrl;		/* arm through ring.hdr->ctrl */
 };
 
 struct vhca_srq {
 	struct verbs_srq vsrq;
 	pthread_spinlock_t lock;
-	struct vhca_uring ring;	/* we produce */
+	struct vhca_mring ring;	/* we produce */
 	uint32_t max_sge;
 };
 
@@ -73,15 +73,15 @@ struct vhca_qp {
 	struct ib_uverbs_post_send_resp db_resp;
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
-	struct vhca_uring sq;	/* we produce */
-	struct vhca_uring rq;	/* we produce; unmapped with an SRQ */
+	struct vhca_mring sq;	/* we produce */
+	struct vhca_mring rq;	/* we produce; unmapped with an SRQ */
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
 	bool ring_ctrl;		/* the kernel says when a doorbell is due */
 };
 
-int vhca_uring_map(struct vhca_uring *r, int cmd_fd, uint64_t key,
+int vhca_mring_map(struct vhca_mring *r, int cmd_fd, uint64_t key,
 		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride,
 		   size_t entry);
 
@@ -90,13 +90,13 @@ static inline size_t vhca_rwqe_bytes(uint32_t max_sge)
 {
 	return sizeof(struct vhca_rwqe) + (size_t)max_sge * sizeof(struct vhca_sge);
 }
-void vhca_uring_unmap(struct vhca_uring *r);
-int vhca_post_rwqes(struct vhca_uring *r, pthread_spinlock_t *lock,
+void vhca_mring_unmap(struct vhca_mring *r);
+int vhca_post_rwqes(struct vhca_mring *r, pthread_spinlock_t *lock,
 		    uint32_t max_sge, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
-void vhca_uring_reset(struct vhca_uring *r, pthread_spinlock_t *lock);
+void vhca_mring_reset(struct vhca_mring *r, pthread_spinlock_t *lock);
 
-static inline void *vhca_uring_slot(const struct vhca_uring *r, uint32_t idx)
+static inline void *vhca_mring_slot(const struct vhca_mring *r, uint32_t idx)
 {
 	return r->slots + ((size_t)vhca_ring_slot(idx, r->log2_slots) <<
 			   r->log2_stride);
@@ -107,7 +107,7 @@ static inline void *vhca_uring_slot(const struct vhca_uring *r, uint32_t idx)
  * only when the ring looks full is it read again.  Acquire pairs with the
  * engine's release of the consumer: it is done with a slot we reuse.
  */
-static inline bool vhca_uring_room(const struct vhca_uring *r, uint32_t prod,
+static inline bool vhca_mring_room(const struct vhca_mring *r, uint32_t prod,
 				   uint32_t *cons)
 {
 	if (!vhca_ring_full(prod, *cons, r->log2_slots))

@@ -46,7 +46,7 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 				sizeof(resp));
 	if (ret)
 		goto err_free;
-	ret = vhca_uring_map(&qp->sq, fd, resp.drv.sq_mmap_key,
+	ret = vhca_mring_map(&qp->sq, fd, resp.drv.sq_mmap_key,
 			     resp.drv.sq_mmap_size, resp.drv.sq_log2_slots,
 			     resp.drv.sq_log2_stride,
 			     VHCA_SWQE_HDR_SIZE +
@@ -56,7 +56,7 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	if (ret)
 		goto err_destroy;
 	if (resp.drv.rq_mmap_size) {
-		ret = vhca_uring_map(&qp->rq, fd, resp.drv.rq_mmap_key,
+		ret = vhca_mring_map(&qp->rq, fd, resp.drv.rq_mmap_key,
 				     resp.drv.rq_mmap_size,
 				     resp.drv.rq_log2_slots,
 				     resp.drv.rq_log2_stride,
@@ -80,7 +80,7 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return &qp->vqp.qp;
 
 err_unmap:
-	vhca_uring_unmap(&qp->sq);
+	vhca_mring_unmap(&qp->sq);
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
@@ -148,9 +148,9 @@ int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		__atomic_store_n(&ibqp->state, attr->qp_state, __ATOMIC_RELEASE);
 	/* The kernel has reset its side of the rings; reset ours. */
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
-		vhca_uring_reset(&qp->sq, &qp->sq_lock);
+		vhca_mring_reset(&qp->sq, &qp->sq_lock);
 		if (qp->rq.map)
-			vhca_uring_reset(&qp->rq, &qp->rq_lock);
+			vhca_mring_reset(&qp->rq, &qp->rq_lock);
 	}
 	return 0;
 }
@@ -171,8 +171,8 @@ int vhca_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
-	vhca_uring_unmap(&qp->rq);
-	vhca_uring_unmap(&qp->sq);
+	vhca_mring_unmap(&qp->rq);
+	vhca_mring_unmap(&qp->sq);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
 	free(qp);
@@ -198,7 +198,7 @@ static int vhca_ring_doorbell(struct vhca_qp *qp)
  * half of the kernel's store of ctrl, barrier, read of the producer
  * (struct vhca_ring_hdr).  Either side sees the other's store.
  */
-static uint32_t vhca_ctrl_after_post(const struct vhca_uring *r)
+static uint32_t vhca_ctrl_after_post(const struct vhca_mring *r)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return __atomic_load_n(&r->hdr->ctrl, __ATOMIC_RELAXED);
@@ -382,7 +382,7 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);
-	struct vhca_uring *r = &qp->sq;
+	struct vhca_mring *r = &qp->sq;
 	struct ibv_send_wr *first = wr;
 	enum ibv_qp_state state;
 	uint32_t prod, cons;
@@ -404,11 +404,11 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		ret = vhca_check_send(qp, wr);
 		if (ret)
 			break;
-		if (!vhca_uring_room(r, prod, &cons)) {
+		if (!vhca_mring_room(r, prod, &cons)) {
 			ret = ENOMEM;
 			break;
 		}
-		vhca_write_swqe(vhca_uring_slot(r, prod), wr, ibqp->qp_type);
+		vhca_write_swqe(vhca_mring_slot(r, prod), wr, ibqp->qp_type);
 		prod++;
 	}
 	posted = prod != r->idx;

@@ -11,7 +11,7 @@
  * entry this ring holds (@entry bytes) fits a slot: anything else would let
  * one WQE overrun the next.
  */
-int vhca_uring_map(struct vhca_uring *r, int cmd_fd, uint64_t key,
+int vhca_mring_map(struct vhca_mring *r, int cmd_fd, uint64_t key,
 		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride,
 		   size_t entry)
 {
@@ -37,7 +37,7 @@ int vhca_uring_map(struct vhca_uring *r, int cmd_fd, uint64_t key,
 	return 0;
 }
 
-void vhca_uring_unmap(struct vhca_uring *r)
+void vhca_mring_unmap(struct vhca_mring *r)
 {
 	if (r->map)
 		munmap(r->map, r->map_size);
@@ -50,7 +50,7 @@ void vhca_uring_unmap(struct vhca_uring *r)
  * many SGEs; ENOMEM: the ring is full).  WRs before it are posted, none
  * after it.  Used for RQs and SRQs alike.
  */
-int vhca_post_rwqes(struct vhca_uring *r, pthread_spinlock_t *lock,
+int vhca_post_rwqes(struct vhca_mring *r, pthread_spinlock_t *lock,
 		    uint32_t max_sge, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
@@ -71,11 +71,11 @@ int vhca_post_rwqes(struct vhca_uring *r, pthread_spinlock_t *lock,
 			ret = EINVAL;
 			break;
 		}
-		if (!vhca_uring_room(r, prod, &cons)) {
+		if (!vhca_mring_room(r, prod, &cons)) {
 			ret = ENOMEM;
 			break;
 		}
-		wqe = vhca_uring_slot(r, prod);
+		wqe = vhca_mring_slot(r, prod);
 		wqe->wr_id = wr->wr_id;
 		wqe->num_sge = (uint32_t)wr->num_sge;
 		for (i = 0; i < wr->num_sge; i++) {
@@ -97,7 +97,7 @@ int vhca_post_rwqes(struct vhca_uring *r, pthread_spinlock_t *lock,
 }
 
 /* Forget a ring's contents (the QP went to RESET): both sides restart at 0. */
-void vhca_uring_reset(struct vhca_uring *r, pthread_spinlock_t *lock)
+void vhca_mring_reset(struct vhca_mring *r, pthread_spinlock_t *lock)
 {
 	pthread_spin_lock(lock);
 	r->idx = 0;

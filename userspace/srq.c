@@ -40,7 +40,7 @@ struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 				 sizeof(resp));
 	if (ret)
 		goto err_free;
-	ret = vhca_uring_map(&srq->ring, pd->context->cmd_fd,
+	ret = vhca_mring_map(&srq->ring, pd->context->cmd_fd,
 			     resp.drv.mmap_key, resp.drv.mmap_size,
 			     resp.drv.log2_slots, resp.drv.log2_stride,
 			     vhca_rwqe_bytes(resp.drv.max_sge));
@@ -107,7 +107,7 @@ int vhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 	struct vhca_srq *srq = container_of(ibsrq, struct vhca_srq, vsrq.srq);
 	struct vhca_create_srq_resp resp = {};
 	struct vhca_cmd_modify_srq cmd;
-	struct vhca_uring ring;
+	struct vhca_mring ring;
 	int ret;
 
 	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
@@ -119,7 +119,7 @@ int vhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 			ret = resp.log2_stride == srq->ring.log2_stride &&
 			      resp.max_sge == srq->max_sge ? 0 : EPROTO;
 		if (!ret)
-			ret = vhca_uring_map(&ring, ibsrq->context->cmd_fd,
+			ret = vhca_mring_map(&ring, ibsrq->context->cmd_fd,
 					     resp.mmap_key, resp.mmap_size,
 					     resp.log2_slots, resp.log2_stride,
 					     vhca_rwqe_bytes(resp.max_sge));
@@ -127,7 +127,7 @@ int vhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 			/* our producer continues after the moved WQEs */
 			ring.idx = __atomic_load_n(&ring.hdr->producer,
 						   __ATOMIC_ACQUIRE);
-			vhca_uring_unmap(&srq->ring);
+			vhca_mring_unmap(&srq->ring);
 			srq->ring = ring;
 		}
 		pthread_spin_unlock(&srq->lock);
@@ -155,7 +155,7 @@ int vhca_destroy_srq(struct ibv_srq *ibsrq)
 	ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;
-	vhca_uring_unmap(&srq->ring);
+	vhca_mring_unmap(&srq->ring);
 	pthread_spin_destroy(&srq->lock);
 	free(srq);
 	return 0;

@@ -48,7 +48,7 @@ static struct ibv_qp *make_qp(enum ibv_qp_type type)
 static struct vhca_swqe *forge(struct ibv_qp *ibqp)
 {
 	struct vhca_qp *qp = container_of(ibqp, struct vhca_qp, vqp.qp);
-	struct vhca_swqe *w = vhca_uring_slot(&qp->sq, qp->sq.idx++);
+	struct vhca_swqe *w = vhca_mring_slot(&qp->sq, qp->sq.idx++);
 
 	memset(w, 0, (size_t)1 << qp->sq.log2_stride);
 	w->wr_id = 0xbad;

@@ -929,7 +929,7 @@ static int count_left(unsigned long count)
 
 static void fuzz_send(struct fqp *q)
 {
-	struct vhca_uring *r = &q->v->sq;
+	struct vhca_mring *r = &q->v->sq;
 	size_t stride = (size_t)1 << r->log2_stride;
 	int k = 1 + rnd(4), i;
 	uint32_t cons;
@@ -939,8 +939,8 @@ static void fuzz_send(struct fqp *q)
 		/* mostly into free slots; sometimes over what waits */
 		if (vhca_ring_full(r->idx, cons, r->log2_slots) && chance(80))
 			break;
-		gen_swqe(q, vhca_uring_slot(r, r->idx), stride);
-		dump_swqe("swqe", q, r->idx, vhca_uring_slot(r, r->idx), stride);
+		gen_swqe(q, vhca_mring_slot(r, r->idx), stride);
+		dump_swqe("swqe", q, r->idx, vhca_mring_slot(r, r->idx), stride);
 		r->idx++;
 		st.wqes++;
 	}
@@ -952,7 +952,7 @@ static void fuzz_send(struct fqp *q)
 }
 
 /* Receive WQEs into an RQ or SRQ ring. */
-static void fuzz_recv_ring(struct vhca_uring *r, uint32_t max_sge,
+static void fuzz_recv_ring(struct vhca_mring *r, uint32_t max_sge,
 			   const char *what)
 {
 	size_t stride = (size_t)1 << r->log2_stride;
@@ -962,7 +962,7 @@ static void fuzz_recv_ring(struct vhca_uring *r, uint32_t max_sge,
 	uint32_t j, n, cons;
 
 	for (i = 0; i < k; i++) {
-		struct vhca_rwqe *w = vhca_uring_slot(r, r->idx);
+		struct vhca_rwqe *w = vhca_mring_slot(r, r->idx);
 
 		cons = __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE);
 		if (vhca_ring_full(r->idx, cons, r->log2_slots) && chance(80))
@@ -1068,7 +1068,7 @@ static uint32_t any_index(uint32_t idx, uint32_t log2)
 	}
 }
 
-static void scribble(struct vhca_uring *r, const char *what, long i,
+static void scribble(struct vhca_mring *r, const char *what, long i,
 		     bool provider_resyncs)
 {
 	uint32_t *field, v;
@@ -1484,7 +1484,7 @@ static int known_one(enum ibv_qp_type type, enum peer_kind kind,
 	double t;
 	struct ibv_wc wc;
 	struct fqp *q = &qps[0];
-	struct vhca_uring *r;
+	struct vhca_mring *r;
 	struct vhca_swqe *w;
 	int i, n = 0;
 
@@ -1514,7 +1514,7 @@ static int known_one(enum ibv_qp_type type, enum peer_kind kind,
 	       "%s\n", q->qp->qp_num, qpt_name(type), q->v->max_inline,
 	       q->v->max_send_sge, kind == P_WIRE ? "nobody's GID" : "itself");
 	r = &q->v->sq;
-	w = vhca_uring_slot(r, r->idx);
+	w = vhca_mring_slot(r, r->idx);
 	memset(w, 0, (size_t)1 << r->log2_stride);
 	craft(w, q);
 	trace = 1;
@@ -1616,8 +1616,8 @@ static void craft_wire_2g(struct vhca_swqe *w, struct fqp *q)
  */
 static void craft_self_2g(struct vhca_swqe *w, struct fqp *q)
 {
-	struct vhca_uring *r = &q->v->rq;
-	struct vhca_rwqe *rw = vhca_uring_slot(r, r->idx);
+	struct vhca_mring *r = &q->v->rq;
+	struct vhca_rwqe *rw = vhca_mring_slot(r, r->idx);
 	unsigned int i, n;
 
 	craft_wire_2g(w, q);
@@ -1932,7 +1932,7 @@ static void *racer(void *arg)
 		} else if (r < 50) {
 			qp_connect(q);
 		} else if (r < 60) {
-			struct vhca_uring *u = chance(50) || !q->v->rq.map ?
+			struct vhca_mring *u = chance(50) || !q->v->rq.map ?
 					       &q->v->sq : &q->v->rq;
 			uint32_t *f = chance(50) ? &u->hdr->producer :
 				      &u->hdr->consumer;
