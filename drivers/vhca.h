@@ -747,6 +747,31 @@ static inline bool vhca_wr_is(u8 opcode, u16 flags)
 	return op && (op->flags & flags) == flags;
 }
 
+/**
+ * struct vhca_rmsg - what a receive completion says of its message
+ * @flags: VHCA_OPF_WRITE, VHCA_OPF_IMM and VHCA_OPF_INV, as the send
+ *	opcode of the message has them
+ * @se: the sender asked for a solicited event
+ * @ex: the immediate data, or the rkey the message invalidated
+ */
+struct vhca_rmsg {
+	u16 flags;
+	bool se;
+	u32 ex;
+};
+
+/* What a receive completion says of a message sent by send WQE @w. */
+static inline struct vhca_rmsg vhca_rmsg_of(const struct vhca_swqe *w)
+{
+	const struct vhca_wr_op *op = vhca_wr_op(w->opcode);
+
+	return (struct vhca_rmsg){
+		.flags = op ? op->flags : 0,
+		.se = w->flags & VHCA_SWQE_F_SOLICITED,
+		.ex = w->ex,
+	};
+}
+
 /* A position in a list of segments: where a copy reads or writes next. */
 struct vhca_cursor {
 	const struct vhca_seg *seg;
@@ -771,10 +796,10 @@ int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
 		   u32 len);
 bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
 void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
-			u32 len, const struct vhca_swqe *w, u32 src_qpn,
+			u32 len, const struct vhca_rmsg *msg, u32 src_qpn,
 			u8 net);
 void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
-		    const struct vhca_swqe *w, u32 src_qpn);
+		    const struct vhca_rmsg *msg, u32 src_qpn);
 int vhca_recv_take(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 src_qpn);
 void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 		    u32 len);

@@ -238,9 +238,12 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	x->off += n;
 	if (x->off < len)
 		return VHCA_MORE;
-	if (send || imm)
-		vhca_recv_done(peer, rwqe->wr_id, IB_WC_SUCCESS, len, w,
+	if (send || imm) {
+		struct vhca_rmsg msg = vhca_rmsg_of(w);
+
+		vhca_recv_done(peer, rwqe->wr_id, IB_WC_SUCCESS, len, &msg,
 			       qp->ibqp.qp_num);
+	}
 	return IB_WC_SUCCESS;
 }
 
@@ -393,13 +396,13 @@ static u8 vhca_build_grh(struct vhca_qp *qp, const struct vhca_av *av,
  * Deliver a UD message to @peer: its next receive WQE (copied into @rwqe)
  * takes the 40-byte GRH slot, then @len bytes from @src.  A missing
  * receive drops the message (and returns false); a receive that cannot
- * hold it fails.  @w says whether it carries immediate data and the
+ * hold it fails.  @msg says whether it carries immediate data and the
  * solicited flag.
  */
 static bool vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 			    struct vhca_rwqe *rwqe, struct vhca_seg *dseg,
 			    const u8 *grh, u8 net, struct vhca_cursor *src,
-			    u32 len, const struct vhca_swqe *w, u32 src_qpn)
+			    u32 len, const struct vhca_rmsg *msg, u32 src_qpn)
 {
 	struct vhca_cursor dst, gsrc;
 	struct vhca_seg grh_seg;
@@ -425,7 +428,7 @@ static bool vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 	gsrc = (struct vhca_cursor){ .seg = &grh_seg, .nseg = 1 };
 	vhca_copy(&dst, &gsrc, 40);
 	vhca_copy(&dst, src, len);
-	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + 40, w,
+	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + 40, msg,
 			   src_qpn, net);
 	return true;
 }
@@ -458,10 +461,9 @@ static bool vhca_ud_accepts(struct vhca_qp *peer, u32 qkey)
 void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
 {
 	struct vhca_rx_scratch *sc = this_cpu_ptr(&vhca_rx_scratch);
-	struct vhca_swqe w = {
-		.opcode = m->h.has_imm ? IB_UVERBS_WR_SEND_WITH_IMM :
-					 IB_UVERBS_WR_SEND,
-		.flags = m->h.se ? VHCA_SWQE_F_SOLICITED : 0,
+	struct vhca_rmsg msg = {
+		.flags = m->h.has_imm ? VHCA_OPF_IMM : 0,
+		.se = m->h.se,
 		.ex = (__force u32)m->h.imm,
 	};
 	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
@@ -473,7 +475,7 @@ void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
 		return;
 	}
 	if (!vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
-			     m->grh, m->net, &src, m->len, &w, m->h.sqpn))
+			     m->grh, m->net, &src, m->len, &msg, m->h.sqpn))
 		vhca_count(vdev, VHCA_CNT_RCVD_NO_WQE);
 }
 
@@ -482,7 +484,7 @@ static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 			const struct vhca_swqe *w, struct vhca_seg *sseg,
 			unsigned int ns, u32 len, u32 qkey)
 {
-	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM;
+	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
 	struct vhca_tx_hdr h = {
 		.opcode = imm ? VHCA_OP_UD_SEND_ONLY_IMM : VHCA_OP_UD_SEND_ONLY,
 		.dqpn = w->ud.remote_qpn,
@@ -520,6 +522,7 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 			struct vhca_seg *dseg)
 {
 	const struct vhca_av *av = &w->ud.av;
+	struct vhca_rmsg msg;
 	struct vhca_cursor src;
 	struct vhca_dev *pdev;
 	struct vhca_qp *peer;
@@ -547,7 +550,8 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!net)
 		return IB_WC_LOC_QP_OP_ERR;	/* no such source GID */
 	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
-	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, &src, len, w,
+	msg = vhca_rmsg_of(w);
+	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, &src, len, &msg,
 			qp->ibqp.qp_num);
 	return IB_WC_SUCCESS;
 }

@@ -21,12 +21,29 @@
 /* READ response packets rd_work takes at once. */
 #define VHCA_RD_BATCH		16
 
-/* Complete the receive WQE a UC message holds; it is the QP's no more. */
+/*
+ * Complete the receive WQE a message holds, of the message @m ends (NULL
+ * if it failed); it is the QP's no more.
+ */
 static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
-			   const struct vhca_swqe *w)
+			   const struct vhca_conn_msg *m)
 {
+	bool inv = m && (m->flags & VHCA_PKT_INV);
+	struct vhca_rmsg msg;
+
 	qp->resp.have_wqe = false;
-	vhca_recv_done(qp, qp->resp.wqe->wr_id, status, len, w,
+	if (m) {
+		/* a WRITE's receive completes as RDMA_WITH_IMM, as before */
+		msg = (struct vhca_rmsg){
+			.flags = m->flags & VHCA_PKT_WRITE ?
+				 VHCA_OPF_WRITE | VHCA_OPF_IMM :
+				 inv ? VHCA_OPF_INV :
+				 m->flags & VHCA_PKT_IMM ? VHCA_OPF_IMM : 0,
+			.se = m->se,
+			.ex = inv ? be32_to_cpu(m->imm) : (__force u32)m->imm,
+		};
+	}
+	vhca_recv_done(qp, qp->resp.wqe->wr_id, status, len, m ? &msg : NULL,
 		       qp->attr.dest_qp_num);
 }
 
@@ -550,7 +567,6 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 	bool write = m->flags & VHCA_PKT_WRITE;
 	bool inv = m->flags & VHCA_PKT_INV;
 	struct vhca_resp *r = &qp->resp;
-	struct vhca_swqe w = {};
 	int nak, status;
 	u32 npkts;
 	u64 orig;
@@ -623,14 +639,9 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (last) {
 		r->active = false;
 		r->msn++;
-		w.opcode = write ? IB_UVERBS_WR_RDMA_WRITE_WITH_IMM :
-			   inv ? IB_UVERBS_WR_SEND_WITH_INV :
-			   imm ? IB_UVERBS_WR_SEND_WITH_IMM : IB_UVERBS_WR_SEND;
-		w.flags = m->se ? VHCA_SWQE_F_SOLICITED : 0;
-		w.ex = inv ? be32_to_cpu(m->imm) : (__force u32)m->imm;
 		if (r->have_wqe)
 			vhca_resp_done(qp, IB_WC_SUCCESS,
-				       write ? r->dmalen : r->off, &w);
+				       write ? r->dmalen : r->off, m);
 	}
 	if (m->ackreq)
 		vhca_resp_ack(vdev, qp, VHCA_OP_ACK, m->psn,
@@ -684,7 +695,6 @@ void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 {
 	struct vhca_qp *qp = xa_load(&vdev->qp_xa, m->dqpn);
 	bool first, last, write, imm;
-	struct vhca_swqe w = {};
 	struct vhca_resp *r;
 	int status;
 
@@ -732,16 +742,12 @@ void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 	if (!last)
 		goto out;
 	r->active = false;
-	w.opcode = write ? IB_UVERBS_WR_RDMA_WRITE_WITH_IMM :
-		   imm ? IB_UVERBS_WR_SEND_WITH_IMM : IB_UVERBS_WR_SEND;
-	w.flags = m->se ? VHCA_SWQE_F_SOLICITED : 0;
-	w.ex = (__force u32)m->imm;
 	if (!write) {
-		vhca_resp_done(qp, IB_WC_SUCCESS, r->off, &w);
+		vhca_resp_done(qp, IB_WC_SUCCESS, r->off, m);
 	} else if (imm) {
 		/* a WRITE with immediate data consumes a receive WQE */
 		if (vhca_resp_start(qp, m, false))
-			vhca_resp_done(qp, IB_WC_SUCCESS, r->dmalen, &w);
+			vhca_resp_done(qp, IB_WC_SUCCESS, r->dmalen, m);
 		r->active = false;
 	}
 out:

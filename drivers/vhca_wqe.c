@@ -384,9 +384,12 @@ bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge)
 	return ok;
 }
 
-/* A receive completion on @dst's CQ; @net is a GRH's network type, or 0. */
+/*
+ * A receive completion on @dst's CQ, of the message @msg says (NULL for a
+ * WQE that failed); @net is a GRH's network type, or 0.
+ */
 void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
-			u32 len, const struct vhca_swqe *w, u32 src_qpn,
+			u32 len, const struct vhca_rmsg *msg, u32 src_qpn,
 			u8 net)
 {
 	struct vhca_cqe cqe = {
@@ -402,18 +405,18 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 		cqe.flags |= VHCA_CQE_F_GRH | VHCA_CQE_F_NET_HDR;
 		cqe.network_hdr_type = net;
 	}
-	if (w && vhca_wr_is(w->opcode, VHCA_OPF_IMM)) {
+	if (msg && (msg->flags & VHCA_OPF_IMM)) {
 		cqe.flags |= VHCA_CQE_F_IMM;
-		cqe.ex = w->ex;
+		cqe.ex = msg->ex;
 	}
-	if (w && vhca_wr_is(w->opcode, VHCA_OPF_INV)) {
+	if (msg && (msg->flags & VHCA_OPF_INV)) {
 		cqe.flags |= VHCA_CQE_F_INV;
-		cqe.ex = w->ex;
+		cqe.ex = msg->ex;
 	}
-	if (w && vhca_wr_is(w->opcode, VHCA_OPF_WRITE))
+	/* only a WRITE with immediate data completes a receive */
+	if (msg && (msg->flags & VHCA_OPF_WRITE))
 		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe,
-		     w && (w->flags & VHCA_SWQE_F_SOLICITED));
+	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe, msg && msg->se);
 	/*
 	 * A connected QP whose WQE completed in error is in error too.  Its
 	 * lock is not ours to take here: its own work does it, and flushes
@@ -426,9 +429,9 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 }
 
 void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
-		    const struct vhca_swqe *w, u32 src_qpn)
+		    const struct vhca_rmsg *msg, u32 src_qpn)
 {
-	vhca_recv_done_grh(dst, wr_id, status, len, w, src_qpn, 0);
+	vhca_recv_done_grh(dst, wr_id, status, len, msg, src_qpn, 0);
 }
 
 /**
