@@ -56,6 +56,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "testlib.h"
+
 #define BIG_PKTS 4096		/* what -b checks: far beyond one run's share */
 #define RNR_MS 500		/* -R: how late the receives come */
 #define QKEY 0x11111111
@@ -555,51 +557,27 @@ static int run(int op, int client)
 
 static void qp_up(void)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+	union ibv_gid g;
+	struct qp_path p = {
+		.dest = peer.qpn, .gid = &g,
+		.sgid_index = gidx, .rq_psn = peer.psn, .sq_psn = me.psn,
+		.qkey = QKEY, .rd_atomic = 4, .min_rnr_timer = 12,
+		.mtu = mtu == 4096 ? IBV_MTU_4096 : mtu == 2048 ? IBV_MTU_2048 :
+		       mtu == 512 ? IBV_MTU_512 : mtu == 256 ? IBV_MTU_256 :
+		       IBV_MTU_1024,
 	};
 	struct ibv_ah_attr aa = {
 		.is_global = 1, .port_num = 1,
 		.grh = { .hop_limit = 64, .sgid_index = gidx },
 	};
-	int ud = type == IBV_QPT_UD, e;
+	int e;
 
-	memcpy(aa.grh.dgid.raw, peer.gid, 16);
-	e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
+	memcpy(g.raw, peer.gid, 16);
+	e = qp_rts_path(qp, &p);
 	if (e)
-		die("modify_qp INIT: %s", strerror(e));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu == 4096 ? IBV_MTU_4096 : mtu == 2048 ? IBV_MTU_2048 :
-		     mtu == 512 ? IBV_MTU_512 : mtu == 256 ? IBV_MTU_256 :
-		     IBV_MTU_1024;
-	a.dest_qp_num = peer.qpn;
-	a.rq_psn = peer.psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr = aa;
-	e = ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 : IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
-			  (type == IBV_QPT_RC ? IBV_QP_MAX_DEST_RD_ATOMIC |
-			   IBV_QP_MIN_RNR_TIMER : 0));
-	if (e)
-		die("modify_qp RTR: %s", strerror(e));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = me.psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			  (type == IBV_QPT_RC ? IBV_QP_TIMEOUT |
-			   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			   IBV_QP_MAX_QP_RD_ATOMIC : 0));
-	if (e)
-		die("modify_qp RTS: %s", strerror(e));
-	if (ud) {
+		die("modify_qp to RTS: %s", strerror(e));
+	if (type == IBV_QPT_UD) {
+		memcpy(aa.grh.dgid.raw, peer.gid, 16);
 		ah = ibv_create_ah(pd, &aa);
 		if (!ah)
 			die("ibv_create_ah: %s", strerror(errno));
@@ -608,7 +586,6 @@ static void qp_up(void)
 
 static void setup(const char *dev)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr ia = {
 		.qp_type = type,
 		.cap = { .max_send_wr = depth, .max_recv_wr = depth,
@@ -617,12 +594,7 @@ static void setup(const char *dev)
 	};
 	struct ibv_port_attr pa;
 	union ibv_gid gid;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	ctx = open_dev(dev);
 	if (!ctx)
 		die("no device %s", dev);
 	if (ibv_query_port(ctx, 1, &pa) || ibv_query_gid(ctx, 1, gidx, &gid))

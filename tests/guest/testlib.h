@@ -11,16 +11,17 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <infiniband/verbs.h>
 
-static int tap_n, tap_failed;
+static int tap_n __attribute__((unused)), tap_failed __attribute__((unused));
 
 /* One test: "ok N - what" or "not ok N - what". */
-static void __attribute__((format(printf, 2, 3)))
+static inline void __attribute__((format(printf, 2, 3)))
 check(int cond, const char *fmt, ...)
 {
 	va_list ap;
@@ -34,7 +35,7 @@ check(int cond, const char *fmt, ...)
 }
 
 /* The plan line; the exit status for main(). */
-static int tap_done(void)
+static inline int tap_done(void)
 {
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
@@ -104,20 +105,34 @@ static inline int wait_async(struct ibv_context *ctx, enum ibv_event_type type,
 	return found;
 }
 
+/* Where qp_rts_path() points a QP, and with what; 0 takes the default. */
+struct qp_path {
+	uint32_t dest;			/* the peer's QPN (RC, UC) */
+	const union ibv_gid *gid;	/* the peer's GID (RC, UC) */
+	uint8_t sgid_index;
+	enum ibv_mtu mtu;		/* IBV_MTU_1024 */
+	uint32_t rq_psn, sq_psn;
+	uint32_t qkey;			/* UD: 0x11111111 */
+	uint8_t rd_atomic;		/* both directions: 1 */
+	uint8_t min_rnr_timer;		/* 1 */
+};
+
 /*
- * @qp from RESET to RTS: RC or UC connected to QPN @dest through @gid (port
- * 1), or UD.  Returns 0, or the errno of the modify that failed.
+ * @qp from RESET to RTS: RC or UC connected as @p says (port 1), or UD.
+ * Remote read, write and atomics are granted.  Returns 0, or the errno of
+ * the modify that failed.
  */
-static inline int qp_rts_to(struct ibv_qp *qp, uint32_t dest,
-			    const union ibv_gid *gid)
+static inline int qp_rts_path(struct ibv_qp *qp, const struct qp_path *p)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qkey = p->qkey ? p->qkey : 0x11111111,
 		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_ATOMIC,
 	};
 	bool ud = qp->qp_type == IBV_QPT_UD, rc = qp->qp_type == IBV_QPT_RC;
+	uint8_t rd = p->rd_atomic ? p->rd_atomic : 1;
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)))
@@ -125,12 +140,14 @@ static inline int qp_rts_to(struct ibv_qp *qp, uint32_t dest,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	if (!ud) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dest;
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 1;
+		a.path_mtu = p->mtu ? p->mtu : IBV_MTU_1024;
+		a.dest_qp_num = p->dest;
+		a.rq_psn = p->rq_psn;
+		a.max_dest_rd_atomic = rd;
+		a.min_rnr_timer = p->min_rnr_timer ? p->min_rnr_timer : 1;
 		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = *gid;
+		a.ah_attr.grh.dgid = *p->gid;
+		a.ah_attr.grh.sgid_index = p->sgid_index;
 		a.ah_attr.grh.hop_limit = 64;
 		a.ah_attr.port_num = 1;
 	}
@@ -141,15 +158,25 @@ static inline int qp_rts_to(struct ibv_qp *qp, uint32_t dest,
 		return errno ? errno : EIO;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = p->sq_psn;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = rd;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | (rc ?
 			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0)))
 		return errno ? errno : EIO;
 	return 0;
+}
+
+/* qp_rts_path() to QPN @dest at @gid, with the defaults. */
+static inline int qp_rts_to(struct ibv_qp *qp, uint32_t dest,
+			    const union ibv_gid *gid)
+{
+	struct qp_path p = { .dest = dest, .gid = gid };
+
+	return qp_rts_path(qp, &p);
 }
 
 /* qp_rts_to() the QP itself */
