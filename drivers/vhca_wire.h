@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * vhca on the wire: what the netdev side (vhca_net.c), the receive path
+ * (vhca_recv.c), the requester (vhca_req.c) and the responder
+ * (vhca_resp.c) pass between them.  Included by vhca.h after the objects.
+ */
+#ifndef VHCA_WIRE_H
+#define VHCA_WIRE_H
+
+/* The transport headers of a packet vhca sends. */
+struct vhca_tx_hdr {
+	u8 opcode;
+	bool se;
+	bool ackreq;
+	u32 dqpn;
+	u32 psn;
+	bool has_deth;
+	u32 qkey;
+	u32 sqpn;
+	bool becn;
+	bool has_reth;		/* or the AtomicETH, with @swap and @compare */
+	bool has_atomic;
+	u64 va;
+	u32 rkey;
+	u32 dmalen;
+	u64 swap;
+	u64 compare;
+	bool has_imm;		/* ImmDt, or the IETH of a SEND_WITH_INV */
+	__be32 imm;
+	bool has_aeth;
+	u32 aeth;
+	bool has_orig;		/* AtomicAckETH */
+	u64 orig;
+};
+
+/* A UC or RC request packet from the wire, as the responder takes it. */
+struct vhca_conn_msg {
+	u8 op;		/* without the class bits */
+	u16 flags;	/* VHCA_PKT_* of its opcode */
+	bool rc;
+	bool se;
+	bool ackreq;
+	bool ce;	/* its IP header's ECN field says Congestion Experienced */
+	u32 dqpn;
+	u32 psn;
+	u64 va;
+	u32 rkey;
+	u32 dmalen;
+	u64 swap;
+	u64 compare;
+	__be32 imm;	/* ImmDt, or the IETH's rkey */
+	const u8 *data;
+	u32 len;
+	const struct sk_buff *skb;	/* its IP header: where it came from */
+};
+
+/* What a UD datagram's transport headers say. */
+struct vhca_ud_hdr {
+	u32 dqpn;
+	u32 sqpn;
+	u32 qkey;
+	u32 psn;
+	__be32 imm;
+	bool has_imm;
+	bool se;
+};
+
+/* A UD datagram from the wire, as the engine delivers it. */
+struct vhca_ud_msg {
+	struct vhca_ud_hdr h;
+	u8 grh[40];	/* the IPv6 header, or 20 zero bytes and the IPv4 one */
+	u8 net;		/* RDMA_NETWORK_IPV4 or _IPV6 */
+	const u8 *data;
+	u32 len;
+};
+
+/* vhca_net.c: the netdev, the UDP sockets, sending packets */
+int vhca_net_init(void);
+void vhca_net_exit(void);
+void vhca_net_get(struct vhca_dev *vdev);
+void vhca_net_put(struct vhca_dev *vdev);
+bool vhca_net_bound(const struct vhca_dev *vdev);
+struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
+			       const struct vhca_tx_hdr *h, u32 len,
+			       u8 **payload);
+void vhca_bth_set_ackreq(struct sk_buff *skb);
+bool vhca_net_on_path(const struct sk_buff *skb, const struct vhca_av *av,
+		      const union ib_gid *sgid);
+void vhca_net_send_qp(struct vhca_dev *vdev, struct sk_buff *skb,
+		      struct vhca_qp *qp);
+void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
+		      struct vhca_qp *qp, const struct vhca_av *av,
+		      const union ib_gid *sgid);
+void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
+		   const struct vhca_av *av, u32 sqpn);
+u32 vhca_net_room(struct vhca_qp *qp, bool *wait, int max);
+void vhca_net_drain(struct vhca_qp *qp);
+extern const struct ib_device_ops vhca_net_ops;
+
+/* vhca_recv.c: steering, parsing and checking what arrives */
+void vhca_recv_steer(struct vhca_dev *vdev);
+void vhca_recv_unsteer(struct vhca_dev *vdev);
+int vhca_recv_udp(struct sock *sk, struct sk_buff *skb);
+bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
+		      u16 pkt, u32 *hlen, u32 *len);
+
+/*
+ * Bytes per packet: the path MTU, but no more than the netdev carries
+ * (modify_qp makes path_mtu at least 256 before RTR).
+ */
+static inline u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
+{
+	enum ib_mtu mtu = min(READ_ONCE(qp->attr.path_mtu),
+			      READ_ONCE(vdev->active_mtu));
+
+	return ib_mtu_enum_to_int(max(mtu, IB_MTU_256));
+}
+
+/* vhca_req.c: the requester on the wire: RC's go-back-N, and UC */
+/* An RC QP whose peer is on another host: vhca_req.c runs its send ring. */
+static inline bool vhca_rc_on_wire(const struct vhca_qp *qp)
+{
+	return qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX;
+}
+
+int vhca_req_init(struct vhca_qp *qp);
+void vhca_req_destroy(struct vhca_qp *qp);
+void vhca_req_reset(struct vhca_qp *qp);
+enum vhca_sq_stop vhca_req_run(struct vhca_qp *qp, unsigned int *budget);
+int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
+		const struct vhca_swqe *w, struct vhca_seg *sseg,
+		unsigned int ns, u32 len);
+bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
+		       const struct vhca_bth *bth, u16 pkt, bool ce);
+bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
+		  const struct vhca_bth *bth);
+
+/* vhca_engine.c: a UD datagram from the wire */
+void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
+
+/* vhca_resp.c: the responder of UC and RC on the wire */
+void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m);
+void vhca_resp_rd_work(struct work_struct *work);
+void vhca_resp_rd_drain(struct vhca_qp *qp);
+
+#endif /* VHCA_WIRE_H */
