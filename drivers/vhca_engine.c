@@ -705,7 +705,8 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		 * polls the completion of WR n may post again at once.
 		 */
 		vhca_sq_advance(qp);
-		vhca_send_complete(qp, w, status, vhca_wqe_len(qp, w));
+		if (vhca_send_signals(qp, w->flags, status))
+			vhca_send_done(qp, w, status, vhca_wqe_len(qp, w));
 		if (status != IB_WC_SUCCESS) {
 			/* IBA 10.3.1: UC and UD fail their send queue only */
 			if (qp->ibqp.qp_type == IB_QPT_RC)

@@ -79,6 +79,17 @@ static inline struct vhca_rmsg vhca_rmsg_of(const struct vhca_swqe *w)
 	};
 }
 
+/*
+ * Whether a send WQE that ran with send flags @flags leaves a CQE: if it
+ * asked for one, its QP signals all, or it failed.
+ */
+static inline bool vhca_send_signals(const struct vhca_qp *qp, u8 flags,
+				     u8 status)
+{
+	return status != IB_WC_SUCCESS || qp->sig_all ||
+	       (flags & VHCA_SWQE_F_SIGNALED);
+}
+
 /* A position in a list of segments: where a copy reads or writes next. */
 struct vhca_cursor {
 	const struct vhca_seg *seg;
@@ -110,8 +121,6 @@ void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
 int vhca_recv_take(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 src_qpn);
 void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 		    u32 len);
-void vhca_send_complete(struct vhca_qp *qp, const struct vhca_swqe *w,
-			u8 status, u32 len);
 int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
 		   const struct vhca_swqe *w);
 u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,

@@ -531,8 +531,7 @@ static void vhca_req_progress(struct vhca_qp *qp)
 static void vhca_req_complete(struct vhca_qp *qp, u8 status)
 {
 	struct vhca_req_wqe *e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
-	struct vhca_swqe w = { .wr_id = e->wr_id, .opcode = e->opcode,
-			       .flags = e->flags };
+	struct vhca_swqe w = { .wr_id = e->wr_id, .opcode = e->opcode };
 
 	if (vhca_wr_is(e->opcode, VHCA_OPF_RD_ATOMIC))
 		qp->req.reads--;
@@ -540,7 +539,8 @@ static void vhca_req_complete(struct vhca_qp *qp, u8 status)
 	vhca_req_cwnd_grow(&qp->req, e->npkts);
 	/* the slot is free before the completion is visible, as locally */
 	vhca_sq_advance(qp);
-	vhca_send_complete(qp, &w, status, e->len);
+	if (vhca_send_signals(qp, e->flags, status))
+		vhca_send_done(qp, &w, status, e->len);
 	vhca_req_progress(qp);
 	qp->rnr_left = qp->attr.rnr_retry;
 	if (status != IB_WC_SUCCESS)
@@ -1144,7 +1144,8 @@ static void vhca_req_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 		status = vhca_wqe_local(vdev, qp, w);
 	vhca_req_next(qp);
 	vhca_sq_advance(qp);
-	vhca_send_complete(qp, w, status, 0);
+	if (vhca_send_signals(qp, w->flags, status))
+		vhca_send_done(qp, w, status, 0);
 	if (status != IB_WC_SUCCESS)
 		vhca_qp_set_error(qp);
 }

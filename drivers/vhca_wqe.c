@@ -485,24 +485,6 @@ void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 }
 
 /**
- * vhca_send_complete() - complete a send WQE that ran, as its QP says
- * @qp: its QP
- * @w: the WQE (its wr_id, opcode and flags are all that is read)
- * @status: an IB_WC_* status
- * @len: the bytes it moved
- *
- * A WQE that succeeded leaves a CQE if it asked for one or its QP signals
- * all; one that failed always does.
- */
-void vhca_send_complete(struct vhca_qp *qp, const struct vhca_swqe *w,
-			u8 status, u32 len)
-{
-	if (status != IB_WC_SUCCESS || qp->sig_all ||
-	    (w->flags & VHCA_SWQE_F_SIGNALED))
-		vhca_send_done(qp, w, status, len);
-}
-
-/**
  * vhca_wqe_local() - run a LOCAL_INV or REG_MR WQE
  * @vdev: the QP's device
  * @qp: the QP; caller holds qp->lock
