@@ -23,20 +23,21 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$VHCA_ROOT"
 
 bash tools/setup.sh || die "set-up failed"
-make -s all || die "build failed"
 logs=$(mktemp -d "${TMPDIR:-/tmp}/vhca-test.XXXXXX")
 
-# The debug kernel: built from a fresh cache (about 80 CPU-minutes), a
-# no-op afterwards.  It builds in the background at the lowest priority
-# while the suites on Debian's kernel run, on the CPU time their guests
-# leave idle, and its own suites run last.  A failure fails those suites,
-# not the whole run.
+# The debug kernel: built from a fresh cache (about 70 CPU-minutes), a
+# no-op afterwards.  It is the longest path of a fresh run, so it starts
+# first.  It builds in the background at the lowest priority while the
+# suites on Debian's kernel run, on the CPU time their guests leave idle,
+# and its own suites run last.  A failure fails those suites, not the
+# whole run.
 debug=${VHCA_DEBUG_KERNEL:-1}
 if [ "$debug" = 1 ]; then
 	(nice -n 19 bash tools/debug-kernel.sh && nice -n 19 make -s debug) \
 		>"$logs/debug-kernel.log" 2>&1 &
 	debug_pid=$!
 fi
+make -s all || die "build failed"
 passed=0
 failed=0
 
@@ -165,11 +166,13 @@ if [ "$debug" != 1 ]; then
 elif [ "$debug_ok" = 1 ]; then
 	# Each of these guests keeps one CPU busy (KASAN under TCG), and
 	# leaves the other idle: two at a time.
+	# kulp is the longest of these: the two short ones go with it,
+	# which makes the lanes about equal (the run prints each time).
 	l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
-		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'")
-	l2=(guest-device-debug "tools/guest.sh --debug 'bash tests/guest/device.sh'"
-		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
+		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
 		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'")
+	l2=(guest-device-debug "tools/guest.sh --debug 'bash tests/guest/device.sh'"
+		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'")
 	t0=$SECONDS
 	lane "${l1[@]}" &
 	lane "${l2[@]}"
