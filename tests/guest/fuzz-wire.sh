@@ -77,6 +77,18 @@ stat() {
 	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
 		grep -A1 -x "$1" | tail -n 1
 }
+# snap ARRAY: every counter of vhca0 into the associative ARRAY, from one
+# `rdma statistic` ("link vhca0/1 NAME VALUE NAME VALUE ..."): on the debug
+# kernel each call takes seconds, and the peer waits for them
+snap() {
+	local -n into=$1
+	local -a w
+	local i
+	read -ra w <<<"$(rdma statistic show link vhca0/1 | tr '\n' ' ')"
+	for ((i = 2; i + 1 < ${#w[@]}; i += 2)); do
+		into[${w[i]}]=${w[i + 1]}
+	done
+}
 # tell ADDR WORDS, hear: one guest says a step is over (with words) and
 # the other waits for it and prints them
 tell() { wait_for 120 bash -c "echo '$2' >/dev/tcp/$1/7000"; }
@@ -185,8 +197,8 @@ if [ "$VHCA_GUEST" = a ]; then
 			rcvd_unexpected"
 		more="rcvd_duplicate_requests sent_seq_naks rcvd_cnps rcvd_no_recv_wqe
 			retrans_pkts send_dropped"
-		declare -A before
-		for c in $ctr $more rcvd_pkts sent_pkts; do before[$c]=$(stat "$c"); done
+		declare -A before after
+		snap before
 		PPN=${FUZZ_PP_ITERS:-1000}
 		D=${FUZZ_PT_SECONDS:-60}
 		T=300 rp -s >/tmp/rc.log 2>&1 &
@@ -198,6 +210,13 @@ if [ "$VHCA_GUEST" = a ]; then
 		pt ib_write_bw 18519 "$D" -c UC \
 			>/tmp/wruc.log 2>&1 &
 		pt ib_read_bw 18520 "$D" >/tmp/rd.log 2>&1 &
+		# b starts its clients once these listen, and not before: a
+		# client that finds no server starts again, and a dozen of them
+		# doing that on the debug kernels held the start up for minutes
+		check "guest a: its servers listen (TCP 18516-18520, rping's CM ID)" \
+			wait_for 120 bash -c "[ \$(ss -Hltn 'sport >= :18516 and sport <= :18520' |
+				wc -l) -ge 4 ] && rdma res show cm_id | grep -q 'state LISTEN'"
+		check "guest a: tell b they listen" tell 10.76.1.2 servers-up
 		# a's own requester, for b's forged responses
 		client pt ib_read_bw 18521 "$D" 10.76.1.2 \
 			>/tmp/rdc.log 2>&1 &
@@ -226,19 +245,19 @@ if [ "$VHCA_GUEST" = a ]; then
 		for f in rc uc; do
 			echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data\|mismatch\|failed status\|DISCONNECT' /tmp/$f.log)"
 		done
+		snap after
 		for c in $more rcvd_pkts sent_pkts; do
-			echo "# $c: ${before[$c]} -> $(stat $c)"
+			echo "# $c: ${before[$c]} -> ${after[$c]}"
 		done
 		# b's forged NAKs rewind a's READ requester: what goes again is
 		# packets a sent, one request for all the response PSNs of a READ
-		resent=$(($(stat retrans_pkts) - ${before[retrans_pkts]}))
-		sent=$(($(stat sent_pkts) - ${before[sent_pkts]}))
+		resent=$((after[retrans_pkts] - before[retrans_pkts]))
+		sent=$((after[sent_pkts] - before[sent_pkts]))
 		check "guest a: retrans_pkts grew by no more than sent_pkts ($resent <= $sent)" \
 			test "$resent" -le "$sent"
 		for c in $ctr; do
-			now=$(stat "$c")
-			check "guest a: the fuzz's drops show in rdma statistic: $c grew (${before[$c]} -> $now)" \
-				test "$now" -gt "${before[$c]}"
+			check "guest a: the fuzz's drops show in rdma statistic: $c grew (${before[$c]} -> ${after[$c]})" \
+				test "${after[$c]}" -gt "${before[$c]}"
 		done
 		rdma statistic show link vhca0/1 | tr -s ' ' | fold -w 160 | sed 's/^/#   /'
 
@@ -307,6 +326,11 @@ else
 	if [ "$PHASES" != checks ]; then
 		PPN=${FUZZ_PP_ITERS:-1000}
 		D=${FUZZ_PT_SECONDS:-60}
+		pt ib_read_bw 18521 "$D" >/tmp/rds.log 2>&1 &
+		# before b hears: a's word, which it repeats until heard, then
+		# means the servers of both are up
+		wait_listen 18521
+		check "guest b: a says its servers listen" heard servers-up
 		T=300 rp_client >/tmp/rc.log 2>&1 &
 		rc_pid=$!
 		T=300 client pp ibv_uc_pingpong 18516 "$PPN" $A >/tmp/uc.log 2>&1 &
@@ -317,7 +341,6 @@ else
 			>/tmp/wruc.log 2>&1 &
 		client pt ib_read_bw 18520 "$D" $A \
 			>/tmp/rd.log 2>&1 &
-		pt ib_read_bw 18521 "$D" >/tmp/rds.log 2>&1 &
 		protect=$(hear 300)
 		echo "# a's data-checked QPNs: $protect"
 		check "guest b: heard a's data-checked QPNs" test -n "$protect"
