@@ -581,6 +581,59 @@ void vhca_sq_advance(struct vhca_qp *qp)
 }
 
 /**
+ * vhca_sq_retire() - hand the oldest send WQE back, and complete it
+ * @qp: the QP; caller holds qp->lock
+ * @w: the WQE, copied out of its slot (wr_id, opcode and flags are read)
+ * @status: its completion status
+ * @len: the bytes it moved, for the CQE
+ *
+ * The slot is free before the completion is visible: whoever polls the
+ * completion of WR n may post again at once.  A WQE that failed takes
+ * the QP to the error state, or a UC or UD QP's send queue only
+ * (IBA 10.3.1).  The local engine and the requester on the wire both
+ * retire their WQEs here.
+ *
+ * Return: false if the WQE failed.
+ */
+bool vhca_sq_retire(struct vhca_qp *qp, const struct vhca_swqe *w,
+		    int status, u32 len)
+{
+	vhca_sq_advance(qp);
+	if (vhca_send_signals(qp, w->flags, status))
+		vhca_send_done(qp, w, status, len);
+	if (status == IB_WC_SUCCESS)
+		return true;
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		vhca_qp_set_error(qp);
+	else
+		vhca_qp_set_sq_error(qp);
+	return false;
+}
+
+/**
+ * vhca_sq_producer() - read a send ring's producer, and check it
+ * @qp: the QP; caller holds qp->lock
+ * @sent: the index up to which WQEs are taken already (sq_cons, or further
+ *	for RC on the wire)
+ * @prod: where the producer goes
+ *
+ * A producer that the process moved out of the ring's bounds, or back
+ * behind WQEs the engine took, moves the QP to the error state.
+ *
+ * Return: false if it did.
+ */
+bool vhca_sq_producer(struct vhca_qp *qp, u32 sent, u32 *prod)
+{
+	/* Acquire pairs with the provider's release of the producer. */
+	*prod = smp_load_acquire(&qp->sq.hdr->producer);
+	if (vhca_ring_sane(*prod, qp->sq_cons, qp->sq.g.log2_slots) &&
+	    *prod - qp->sq_cons >= sent - qp->sq_cons)
+		return true;
+	vhca_qp_set_error(qp);
+	return false;
+}
+
+/**
  * vhca_qp_flush_sq() - complete every posted send WQE with FLUSH_ERR
  * @qp: a QP in the error or send queue error state; caller holds qp->lock
  */
@@ -642,7 +695,7 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_swqe *w;
-	u32 prod;
+	u32 prod, len;
 	int status;
 
 	if (qp->state == IB_QPS_ERR) {
@@ -660,12 +713,8 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 	if (vhca_rc_on_wire(qp))
 		return vhca_req_run(qp, budget);	/* RC to another host */
 
-	/* Acquire pairs with the provider's release of the producer. */
-	prod = smp_load_acquire(&qp->sq.hdr->producer);
-	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots)) {
-		vhca_qp_set_error(qp);
+	if (!vhca_sq_producer(qp, qp->sq_cons, &prod))
 		return VHCA_SQ_IDLE;
-	}
 	while (qp->sq_cons != prod) {
 		if (!*budget)
 			return VHCA_SQ_MORE;
@@ -700,21 +749,11 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 			}
 		}
 		qp->rnr_left = qp->attr.rnr_retry;
-		/*
-		 * The slot is free before the completion is visible: whoever
-		 * polls the completion of WR n may post again at once.
-		 */
-		vhca_sq_advance(qp);
-		if (vhca_send_signals(qp, w->flags, status))
-			vhca_send_done(qp, w, status, vhca_wqe_len(qp, w));
-		if (status != IB_WC_SUCCESS) {
-			/* IBA 10.3.1: UC and UD fail their send queue only */
-			if (qp->ibqp.qp_type == IB_QPT_RC)
-				vhca_qp_set_error(qp);
-			else
-				vhca_qp_set_sq_error(qp);
+		/* the bytes are counted for a CQE only */
+		len = vhca_send_signals(qp, w->flags, status) ?
+		      vhca_wqe_len(qp, w) : 0;
+		if (!vhca_sq_retire(qp, w, status, len))
 			return VHCA_SQ_IDLE;
-		}
 	}
 	return VHCA_SQ_IDLE;
 }

@@ -150,6 +150,9 @@ void vhca_qp_doorbell(struct vhca_qp *qp);
 void vhca_qp_flush_sq(struct vhca_qp *qp);
 struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx);
 void vhca_sq_advance(struct vhca_qp *qp);
+bool vhca_sq_retire(struct vhca_qp *qp, const struct vhca_swqe *w,
+		    int status, u32 len);
+bool vhca_sq_producer(struct vhca_qp *qp, u32 sent, u32 *prod);
 void vhca_exec_abort(struct vhca_qp *qp);
 
 #endif /* VHCA_ENGINE_H */

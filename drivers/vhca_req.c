@@ -531,20 +531,17 @@ static void vhca_req_progress(struct vhca_qp *qp)
 static void vhca_req_complete(struct vhca_qp *qp, u8 status)
 {
 	struct vhca_req_wqe *e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
-	struct vhca_swqe w = { .wr_id = e->wr_id, .opcode = e->opcode };
+	struct vhca_swqe w = {
+		.wr_id = e->wr_id, .opcode = e->opcode, .flags = e->flags,
+	};
 
 	if (vhca_wr_is(e->opcode, VHCA_OPF_RD_ATOMIC))
 		qp->req.reads--;
 	qp->req.rewound = false;
 	vhca_req_cwnd_grow(&qp->req, e->npkts);
-	/* the slot is free before the completion is visible, as locally */
-	vhca_sq_advance(qp);
-	if (vhca_send_signals(qp, e->flags, status))
-		vhca_send_done(qp, &w, status, e->len);
 	vhca_req_progress(qp);
 	qp->rnr_left = qp->attr.rnr_retry;
-	if (status != IB_WC_SUCCESS)
-		vhca_qp_set_error(qp);
+	vhca_sq_retire(qp, &w, status, e->len);
 }
 
 /*
@@ -1143,11 +1140,7 @@ static void vhca_req_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
 	if (status == IB_WC_SUCCESS)
 		status = vhca_wqe_local(vdev, qp, w);
 	vhca_req_next(qp);
-	vhca_sq_advance(qp);
-	if (vhca_send_signals(qp, w->flags, status))
-		vhca_send_done(qp, w, status, 0);
-	if (status != IB_WC_SUCCESS)
-		vhca_qp_set_error(qp);
+	vhca_sq_retire(qp, w, status, 0);
 }
 
 /* vhca_req_run()'s work, which may leave a packet held back. */
@@ -1191,13 +1184,8 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 			return VHCA_SQ_IDLE;
 	}
 
-	/* Acquire pairs with the provider's release of the producer. */
-	prod = smp_load_acquire(&qp->sq.hdr->producer);
-	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots) ||
-	    prod - qp->sq_cons < q->next - qp->sq_cons) {
-		vhca_qp_set_error(qp);
+	if (!vhca_sq_producer(qp, q->next, &prod))
 		return VHCA_SQ_IDLE;
-	}
 	/* a partial's rest goes before anything later, in PSN order */
 	if (q->partial && qp->sq_cons != q->next && vhca_req_continue(qp))
 		stop = VHCA_SQ_BLOCKED;
