@@ -166,13 +166,14 @@ if [ "$debug" != 1 ]; then
 elif [ "$debug_ok" = 1 ]; then
 	# Each of these guests keeps one CPU busy (KASAN under TCG), and
 	# leaves the other idle: two at a time.
-	# kulp is the longest of these: the two short ones go with it,
-	# which makes the lanes about equal (the run prints each time).
+	# kulp is the longest of these: two short ones go with it, which
+	# makes the lanes about equal (the run prints each time).
 	l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
 		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
 		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'")
 	l2=(guest-device-debug "tools/guest.sh --debug 'bash tests/guest/device.sh'"
-		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'")
+		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
+		guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'")
 	t0=$SECONDS
 	lane "${l1[@]}" &
 	lane "${l2[@]}"
