@@ -105,17 +105,25 @@ stage_modules() {
 	stage="$stages/$kid"
 	local dst="$stage/lib/modules/$kver/updates/vhca.ko"
 
-	if [ ! -d "$stage/lib/modules/$kver/kernel" ]; then
-		# the stages of earlier builds of this release are stale
-		rm -rf "$stage" "$stages/$kver"-*
-		mkdir -p "$stage/lib/modules"
-		cp -al "$kimg/lib/modules/$kver" "$stage/lib/modules/"
-	fi
-	if ! cmp -s "$ko" "$dst"; then
-		mkdir -p "$(dirname "$dst")"
-		cp "$ko" "$dst.tmp" && mv "$dst.tmp" "$dst"
-		depmod -b "$stage" "$kver"
-	fi
+	# Guests of one clone that start together (tools/test.sh's lanes, or
+	# by hand) take turns: one of them found the first one's stage half
+	# copied, and booted with no virtio-net module.
+	mkdir -p "$stages"
+	(
+		flock 9
+		if [ ! -f "$stage/.complete" ]; then
+			# the stages of earlier builds of this release are stale
+			rm -rf "$stage" "$stages/$kver"-*
+			mkdir -p "$stage/lib/modules"
+			cp -al "$kimg/lib/modules/$kver" "$stage/lib/modules/"
+			touch "$stage/.complete"
+		fi
+		if ! cmp -s "$ko" "$dst"; then
+			mkdir -p "$(dirname "$dst")"
+			cp "$ko" "$dst.tmp" && mv "$dst.tmp" "$dst"
+			depmod -b "$stage" "$kver"
+		fi
+	) 9>"$stages.lock"
 	echo "$stage"
 }
 
