@@ -21,11 +21,12 @@ server_client_once() {
 	wait_listen 18515
 	timeout 120 "$prog" -d vhca0 "$gid" 0 "$@" 127.0.0.1 \
 		>/tmp/client.log 2>&1 &
-	if wait $!; then
+	wait $!
+	rc=$?
+	if [ "$rc" = 0 ]; then
 		wait $srv
 		return
 	fi
-	rc=$?
 	# say where it hung, and keep the server from spoiling the next test
 	echo "client exit $rc:"
 	tail -n 3 /tmp/client.log
