@@ -114,30 +114,31 @@ interop_vhca_b() {
 	check "guest b: ib_read_bw client of 8 MiB READs on vhca0, server vhca0 in a" \
 		retry pt ib_read_bw vhca0 -s 8388608 -n 30 10.76.1.1
 	sent0=$(stat sent_pkts) resent0=$(stat retrans_pkts)
-	check "guest b: ib_write_bw client with 8 QPs on vhca0, server vhca0 in a" \
-		retry pt ib_write_bw vhca0 -q 8 10.76.1.1
 	# The QPs split one bound on the device's packets on the wire, so
 	# they do not fill eth1's qdisc until fq_codel drops (4096 packets,
-	# 512 a QP, lost four in ten to go-back-N)
+	# 512 a QP, lost four in ten to go-back-N).  A 1 s transport timeout
+	# (-u 18), not perftest's 67 ms: what is measured is what drops cost,
+	# and an ACK later than 67 ms from a guest that the busy host stalled
+	# sent a whole window again without a loss (CI: 1,352 of 26,952
+	# packets resent, and the qdisc dropped none).
+	check "guest b: ib_write_bw client with 8 QPs on vhca0, server vhca0 in a" \
+		retry pt ib_write_bw vhca0 -q 8 -u 18 10.76.1.1
 	check "guest b: the 8 QPs sent again fewer than 2% of their packets" \
 		few_resends "$sent0" "$resent0"
+	loss_counters
 	# 512 packets of 4 KiB each for one QP lose nothing, but 1024 packets
 	# of 4 KiB across the QPs filled the qdisc again (19-73% resent): the
-	# bound is in bytes too.  What it spares is the qdisc's drops.  A
-	# resend here is also up to a window (64 packets) sent again when an ACK
-	# came later than the 67 ms timeout, which a stalled emulated host
-	# makes happen without any loss (10 timeouts, 480 packets, and
-	# nothing dropped, in one of 12 rounds): 25,600 packets make each
-	# such timeout 0.25% of them.
+	# bound is in bytes too.  What it spares is the qdisc's drops.
 	check "guest b: eth1 on jumbo frames, vhca0's active MTU 4096" jumbo on
 	sent0=$(stat sent_pkts) resent0=$(stat retrans_pkts)
 	drops0=$(qdisc_drops)
 	check "guest b: the same in 4 KiB packets" \
-		retry pt ib_write_bw vhca0 -q 8 -m 4096 10.76.1.1
+		retry pt ib_write_bw vhca0 -q 8 -m 4096 -u 18 10.76.1.1
 	check_eq "guest b: eth1's qdisc dropped none of them" \
 		"$(qdisc_drops)" "$drops0"
-	check "guest b: they sent again fewer than 5% of their packets" \
-		few_resends "$sent0" "$resent0" 5
+	check "guest b: they sent again fewer than 2% of their packets" \
+		few_resends "$sent0" "$resent0"
+	loss_counters
 	check "guest b: eth1 back at MTU 1500, vhca0's at 1024" jumbo off
 	check "guest b: 5000 64-byte SENDs from vhca0 to vhca0 in a" \
 		retry small vhca0 10.76.1.1
