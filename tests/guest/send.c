@@ -376,11 +376,16 @@ static void error_tests(void)
 	check(w && w->status == IBV_WC_SUCCESS && find(wc, n, 12),
 	      "rnr_retry 7: the send waits for the receive and then succeeds");
 
-	s.lkey = mr->lkey + 1;
-	post_send(p.a, 13, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
+	/*
+	 * The same MR index with another variant byte: never a live key.
+	 * lkey + 1 is the next MR's key when the variant byte is 0xff.
+	 */
+	s.lkey = mr->lkey ^ 1;
+	i = post_send(p.a, 13, &s, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, 0);
 	n = poll_n(wc, 1);
-	check(n == 1 && wc[0].status == IBV_WC_LOC_PROT_ERR,
-	      "a bad lkey: IBV_WC_LOC_PROT_ERR");
+	check(!i && n == 1 && wc[0].status == IBV_WC_LOC_PROT_ERR,
+	      "a bad lkey: IBV_WC_LOC_PROT_ERR (post_send %d, %d completions, the first %s)",
+	      i, n, n > 0 ? ibv_wc_status_str(wc[0].status) : "none");
 	free_pair(&p);
 
 	if (make_pair(&p, NULL, 7)) {
