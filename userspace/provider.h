@@ -79,7 +79,35 @@ struct vhca_qp {
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
 	bool ring_ctrl;		/* the kernel says when a doorbell is due */
+	/* ibv_wr_*: the batch between ibv_wr_start() and its end (wr.c) */
+	struct vhca_swqe *wr_cur;	/* the WQE the setters fill, or NULL */
+	uint32_t wr_prod;		/* the next free slot */
+	uint32_t wr_cons;		/* the consumer index last read */
+	int wr_err;			/* the batch's first error */
+	bool wr_addr;			/* wr_cur has its UD address */
 };
+
+/* A QP's send WQEs may be posted in its current state (ibv_post_send(3)). */
+static inline bool vhca_sq_postable(struct ibv_qp *qp)
+{
+	enum ibv_qp_state state = __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+
+	return state != IBV_QPS_RESET && state != IBV_QPS_INIT &&
+	       state != IBV_QPS_RTR;
+}
+
+/* IBV_SEND_* flags as a send WQE's VHCA_SWQE_F_* (inline aside). */
+static inline uint8_t vhca_swqe_flags(unsigned int send_flags)
+{
+	return ((send_flags & IBV_SEND_SIGNALED) ? VHCA_SWQE_F_SIGNALED : 0) |
+	       ((send_flags & IBV_SEND_SOLICITED) ? VHCA_SWQE_F_SOLICITED : 0) |
+	       ((send_flags & IBV_SEND_FENCE) ? VHCA_SWQE_F_FENCE : 0);
+}
+
+void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod);
+int vhca_sq_kick(struct vhca_qp *qp);
+uint64_t vhca_wr_ops_of(enum ibv_qp_type type);
+void vhca_wr_init(struct vhca_qp *qp);
 
 int vhca_mring_map(struct vhca_mring *r, int cmd_fd, uint64_t key,
 		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride,

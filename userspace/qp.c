@@ -90,23 +90,28 @@ err_free:
 }
 
 /*
- * ibv_create_qp_ex() with what ibv_create_qp() can say: a PD, and create
- * flags if they are none.  Without this entry, libibverbs fails every call
- * whose comp_mask is more than IBV_QP_INIT_ATTR_PD with EOPNOTSUPP, even
+ * ibv_create_qp_ex() with a PD, no create flag, and the ibv_wr_* send API
+ * if asked for (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) for operations the QP's
+ * type can carry.  Without this entry, libibverbs fails every call whose
+ * comp_mask is more than IBV_QP_INIT_ATTR_PD with EOPNOTSUPP, even
  * IBV_QP_INIT_ATTR_CREATE_FLAGS with no flag set.  The rest (XRC, TSO,
- * RSS, the ibv_qp_ex send API, any create flag) vhca does not have.
+ * RSS, any create flag) vhca does not have.
  */
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr_ex)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD |
-			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	bool wr_api = attr_ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	struct ibv_qp_init_attr attr;
 	struct ibv_qp *qp;
 
 	if ((attr_ex->comp_mask & ~known) ||
 	    ((attr_ex->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
-	     attr_ex->create_flags)) {
+	     attr_ex->create_flags) ||
+	    (wr_api && (attr_ex->send_ops_flags &
+			~vhca_wr_ops_of(attr_ex->qp_type)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -125,8 +130,11 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,
 		.sq_sig_all = attr_ex->sq_sig_all,
 	};
 	qp = vhca_create_qp(attr_ex->pd, &attr);
-	if (qp)
-		attr_ex->cap = attr.cap;	/* what was created */
+	if (!qp)
+		return NULL;
+	attr_ex->cap = attr.cap;	/* what was created */
+	if (wr_api)
+		vhca_wr_init(to_vqp(qp));
 	return qp;
 }
 
@@ -265,31 +273,13 @@ int vhca_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
-/* Opcodes per QP type that the engine executes. */
-static bool vhca_opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		return true;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return type == IBV_QPT_RC || type == IBV_QPT_UC;
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return type == IBV_QPT_RC;
-	default:
-		return false;
-	}
-}
-
 static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *wr)
 {
 	uint32_t len = 0;
 	int i;
 
-	if (!vhca_opcode_ok(qp->vqp.qp.qp_type, wr->opcode))
+	if ((unsigned int)wr->opcode >= 64 ||
+	    !(vhca_wr_ops_of(qp->vqp.qp.qp_type) & (1ULL << wr->opcode)))
 		return EOPNOTSUPP;
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
@@ -297,7 +287,8 @@ static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *w
 		return wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
 		       (wr->wr.atomic.remote_addr & 7) ||
 		       (wr->send_flags & IBV_SEND_INLINE) ? EINVAL : 0;
-	if (wr->opcode == IBV_WR_RDMA_READ && (wr->send_flags & IBV_SEND_INLINE))
+	if ((wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_LOCAL_INV) &&
+	    (wr->send_flags & IBV_SEND_INLINE))
 		return EINVAL;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
@@ -328,11 +319,20 @@ static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr,
 
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;	/* IBV_WR_* == IB_UVERBS_WR_* */
-	w->flags = ((wr->send_flags & IBV_SEND_SIGNALED) ? VHCA_SWQE_F_SIGNALED : 0) |
-		   ((wr->send_flags & IBV_SEND_SOLICITED) ? VHCA_SWQE_F_SOLICITED : 0) |
-		   ((wr->send_flags & IBV_SEND_FENCE) ? VHCA_SWQE_F_FENCE : 0);
-	w->ex = (wr->opcode == IBV_WR_SEND_WITH_IMM ||
-		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ? wr->imm_data : 0;
+	w->flags = vhca_swqe_flags(wr->send_flags);
+	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		w->ex = wr->imm_data;
+		break;
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+		w->ex = wr->invalidate_rkey;
+		break;
+	default:
+		w->ex = 0;
+		break;
+	}
 	switch (type == IBV_QPT_UD ? IBV_WR_SEND : wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -347,6 +347,10 @@ static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr,
 		w->atomic.swap = wr->wr.atomic.swap;
 		w->atomic.rkey = wr->wr.atomic.rkey;
 		break;
+	case IBV_WR_LOCAL_INV:
+		w->num_sge = 0;	/* it has no data */
+		w->inline_len = 0;
+		return;
 	default:
 		break;
 	}
@@ -374,6 +378,27 @@ static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr,
 }
 
 /*
+ * Make the WQEs up to @prod visible to the engine; caller holds sq_lock.
+ * Release: the WQEs are written before the index that shows them.
+ */
+void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod)
+{
+	qp->sq.idx = prod;
+	__atomic_store_n(&qp->sq.hdr->producer, prod, __ATOMIC_RELEASE);
+}
+
+/*
+ * After WQEs were published: ring the doorbell, unless the engine owns the
+ * ring and will see them itself.  Returns 0 or the doorbell's errno.
+ */
+int vhca_sq_kick(struct vhca_qp *qp)
+{
+	if (qp->ring_ctrl && (vhca_ctrl_after_post(&qp->sq) & VHCA_SQ_ACTIVE))
+		return 0;
+	return vhca_ring_doorbell(qp);
+}
+
+/*
  * Post WRs in order, stopping at the first that cannot be posted: it is
  * returned through *bad_wr with a positive errno, those before it are
  * posted and those after it are not.  Then one doorbell for the batch.
@@ -384,14 +409,11 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct vhca_qp *qp = to_vqp(ibqp);
 	struct vhca_mring *r = &qp->sq;
 	struct ibv_send_wr *first = wr;
-	enum ibv_qp_state state;
 	uint32_t prod, cons;
 	bool posted;
 	int ret = 0, db;
 
-	state = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
-	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT ||
-	    state == IBV_QPS_RTR) {
+	if (!vhca_sq_postable(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -412,20 +434,14 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		prod++;
 	}
 	posted = prod != r->idx;
-	if (posted) {
-		r->idx = prod;
-		/* Release: the WQEs are written before the index that shows them. */
-		__atomic_store_n(&r->hdr->producer, prod, __ATOMIC_RELEASE);
-	}
+	if (posted)
+		vhca_sq_publish(qp, prod);
 	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
-
-	/* While the engine owns the ring, it will see the WQEs itself. */
-	if (!posted || (qp->ring_ctrl &&
-			(vhca_ctrl_after_post(r) & VHCA_SQ_ACTIVE)))
+	if (!posted)
 		return ret;
-	db = vhca_ring_doorbell(qp);
+	db = vhca_sq_kick(qp);
 	if (db && !ret) {
 		ret = db;
 		*bad_wr = first;

@@ -252,6 +252,12 @@ struct vhca_cmd_query_qp {
 	struct ib_uverbs_query_qp core;
 };
 
+/* verbs_qp.comp_mask: VERBS_QP_EX makes ibv_qp_to_qp_ex() return qp_ex */
+enum {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
 /* libibverbs' private QP wrapper: providers allocate it around ibv_qp. */
 struct verbs_qp {
 	union {

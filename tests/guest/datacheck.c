@@ -3,7 +3,7 @@
  * datacheck: every byte of every message checked, on any device pair.
  *
  *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
- *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-p PORT] [SERVER]
+ *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
  * says what to run, both create a QP on their device and exchange its
@@ -33,6 +33,12 @@
  * said it is ready, so SENDs that arrive first meet an empty receive
  * queue: RC's responder answers them with RNR NAKs, its requester tries
  * again until they land (rnr_retry 7).
+ *
+ * -w (client): it posts through the extended send API, ibv_wr_post(3):
+ * a QP from ibv_create_qp_ex() with the send operations it runs, each
+ * batch one ibv_wr_start() .. ibv_wr_complete(), the data set by
+ * ibv_wr_set_sge(), _sge_list(), _inline_data() or _inline_data_list()
+ * by the same rules as the SGEs and inlining above.
  *
  * -b (client): a message of BIG_PKTS packets or more that starts a batch,
  * on an idle QP, must not be sent inside ibv_post_send(): the doorbell's
@@ -89,6 +95,7 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
+static struct ibv_qp_ex *qpx;	/* -w */
 static struct ibv_mr *mr;
 static struct ibv_ah *ah;
 static uint8_t *buf;		/* depth slots of slot bytes */
@@ -96,6 +103,7 @@ static uint8_t *used;		/* view_walk()'s map of one slot */
 static size_t slot;
 static uint32_t depth = 16;	/* messages in flight per batch */
 static int bound;		/* -b */
+static int wr_api;		/* -w */
 static int bound_seen;		/* messages -b checked */
 static uint32_t late_recv;	/* -R */
 static int sock, type, gidx;
@@ -445,6 +453,45 @@ static void post_send(int s, int op, uint32_t i)
 		die("ibv_post_send %s message %u: %s", op_name[op], i, strerror(e));
 }
 
+/* post_send() through the ibv_wr_* API, inside the batch's critical section */
+static void post_send_wr(int s, int op, uint32_t i)
+{
+	struct view v = view_of(op, i, 1);
+	uint64_t raddr = peer.addr + s * slot;
+	struct ibv_data_buf data[4];
+	struct ibv_sge sge[4];
+	int n, k;
+
+	qpx->wr_id = i;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	switch (op) {
+	case OP_SEND: ibv_wr_send(qpx); break;
+	case OP_SEND_IMM: ibv_wr_send_imm(qpx, htonl(i)); break;
+	case OP_WRITE: ibv_wr_rdma_write(qpx, peer.rkey, raddr); break;
+	case OP_WRITE_IMM:
+		ibv_wr_rdma_write_imm(qpx, peer.rkey, raddr, htonl(i));
+		break;
+	default: ibv_wr_rdma_read(qpx, peer.rkey, raddr); break;
+	}
+	if (type == IBV_QPT_UD)
+		ibv_wr_set_ud_addr(qpx, ah, peer.qpn, QKEY);
+	n = slot_sges(s, v.cap, v.flat, v.grh, sge);
+	if (op != OP_READ && v.cap <= max_inline && i % 2) {
+		for (k = 0; k < n; k++)
+			data[k] = (struct ibv_data_buf){
+				(void *)(uintptr_t)sge[k].addr, sge[k].length,
+			};
+		if (n == 1)
+			ibv_wr_set_inline_data(qpx, data[0].addr, data[0].length);
+		else
+			ibv_wr_set_inline_data_list(qpx, n, data);
+	} else if (n == 1) {
+		ibv_wr_set_sge(qpx, sge[0].lkey, sge[0].addr, sge[0].length);
+	} else {
+		ibv_wr_set_sge_list(qpx, n, sge);
+	}
+}
+
 /* -b: message @i's ibv_post_send() took @post us, its completion @done */
 static void bound_check(int op, uint32_t i, long long post, long long done)
 {
@@ -470,7 +517,17 @@ static int client_batch(int op, uint32_t i0, int n)
 	if (hear() != SAY_READY)
 		die("%s: the server is not ready", op_name[op]);
 	t0 = now_us();
-	for (s = 0; s < n; s++) {
+	if (wr_api) {
+		ibv_wr_start(qpx);
+		for (s = 0; s < n; s++)
+			post_send_wr(s, op, i0 + s);
+		s = ibv_wr_complete(qpx);
+		if (s)
+			die("ibv_wr_complete, %s messages %u to %u: %s",
+			    op_name[op], i0, i0 + n - 1, strerror(s));
+		t1 = now_us();
+	}
+	for (s = 0; s < n && !wr_api; s++) {
 		post_send(s, op, i0 + s);
 		if (!s)
 			t1 = now_us();
@@ -584,6 +641,39 @@ static void qp_up(void)
 	}
 }
 
+/* ibv_create_qp(), or with -w ibv_create_qp_ex() for the ibv_wr_* API */
+static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
+{
+	static const uint64_t ops[] = {
+		[IBV_QPT_RC] = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			       IBV_QP_EX_WITH_RDMA_WRITE |
+			       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			       IBV_QP_EX_WITH_RDMA_READ,
+		[IBV_QPT_UC] = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			       IBV_QP_EX_WITH_RDMA_WRITE |
+			       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
+		[IBV_QPT_UD] = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM,
+	};
+	struct ibv_qp_init_attr_ex iax = {
+		.send_cq = ia->send_cq, .recv_cq = ia->recv_cq, .cap = ia->cap,
+		.qp_type = ia->qp_type, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = ops[ia->qp_type],
+	};
+	struct ibv_qp *q;
+
+	if (!wr_api)
+		return ibv_create_qp(pd, ia);
+	q = ibv_create_qp_ex(ctx, &iax);
+	if (!q)
+		return NULL;
+	ia->cap = iax.cap;
+	qpx = ibv_qp_to_qp_ex(q);
+	if (!qpx)
+		die("ibv_qp_to_qp_ex: no ibv_qp_ex for a QP with send_ops_flags");
+	return q;
+}
+
 static void setup(const char *dev)
 {
 	struct ibv_qp_init_attr ia = {
@@ -611,10 +701,10 @@ static void setup(const char *dev)
 				    IBV_ACCESS_REMOTE_READ |
 				    IBV_ACCESS_REMOTE_WRITE) : NULL;
 	ia.send_cq = ia.recv_cq = cq;
-	qp = mr ? ibv_create_qp(pd, &ia) : NULL;
+	qp = mr ? create_qp(&ia) : NULL;
 	if (!qp && mr) {	/* a device that inlines less */
 		ia.cap.max_inline_data = 0;
-		qp = ibv_create_qp(pd, &ia);
+		qp = create_qp(&ia);
 	}
 	if (!qp)
 		die("%s: setting up a %s QP: %s", dev, type == IBV_QPT_RC ? "RC" :
@@ -687,7 +777,7 @@ int main(int argc, char **argv)
 	char *ops = NULL;
 
 	cfg.depth = depth;
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRp:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwp:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -697,6 +787,7 @@ int main(int argc, char **argv)
 		case 'r': cfg.depth = strtoul(optarg, NULL, 0); break;
 		case 'b': bound = 1; break;
 		case 'R': cfg.late_recv = 1; break;
+		case 'w': wr_api = 1; break;
 		case 'o': ops = optarg; break;
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
@@ -706,7 +797,7 @@ int main(int argc, char **argv)
 				die("-t rc, uc or ud");
 			break;
 		default:
-			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-p PORT] [SERVER]");
+			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-p PORT] [SERVER]");
 		}
 	}
 	if (!dev)

@@ -62,6 +62,9 @@ done
 for t in "rc -s 65536 -n 400" "uc -s 65536 -n 400" "ud -s 1024 -n 1000"; do
 	check "datacheck -t $t on vhca0, both ends" datacheck vhca0 vhca0 -t $t
 	grep -h "intact" /tmp/dc-client.log /tmp/dc-server.log | sed 's/^/#   /'
+	# the same posted through ibv_wr_* (ibv_create_qp_ex, send_ops_flags)
+	check "datacheck -w -t $t on vhca0: ibv_wr_* sends" \
+		datacheck vhca0 vhca0 -w -t $t
 done
 rdma link del vhca0
 tap_done

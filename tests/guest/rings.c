@@ -242,6 +242,7 @@ struct traffic {
 	struct ibv_cq *cq;
 	struct ibv_comp_channel *ch;
 	struct ibv_qp *tx, *rx;
+	struct ibv_qp_ex *qpx;	/* tx's, when it posts through ibv_wr_* */
 	struct ibv_srq *srq;
 	struct ibv_mr *mr;
 	uint8_t *buf;		/* TR_ROUND + 1 send slots, then receive slots */
@@ -265,7 +266,14 @@ static int tr_post_send(struct traffic *t, uint32_t msg)
 
 	for (k = 0; k < TR_LEN; k++)
 		p[k] = tr_byte(msg, k);
-	return ibv_post_send(t->tx, &wr, &bad);
+	if (!t->qpx)
+		return ibv_post_send(t->tx, &wr, &bad);
+	ibv_wr_start(t->qpx);
+	t->qpx->wr_id = msg;
+	t->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(t->qpx);
+	ibv_wr_set_sge(t->qpx, sge.lkey, sge.addr, sge.length);
+	return ibv_wr_complete(t->qpx);
 }
 
 static int tr_post_recv(struct traffic *t, uint32_t msg)
@@ -352,7 +360,8 @@ static void traffic_child(struct traffic *t, int fd)
 	tr_say(fd, "ok");
 }
 
-static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq)
+static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq,
+			 int wr)
 {
 	struct ibv_qp_init_attr ia = {
 		.qp_type = IBV_QPT_RC,
@@ -360,7 +369,10 @@ static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = TR_ROUND, .max_sge = 1 } };
-	const char *how = srq ? "post_srq_recv" : "post_recv";
+	const char *how = srq ? "post_srq_recv" : wr ? "ibv_wr_*, post_recv" :
+			  "post_recv";
+	const char *post = wr ? "ibv_wr_complete" : "post_send";
+	struct ibv_qp_init_attr_ex iax;
 	struct traffic t = { 0 };
 	struct timespec t0, t1;
 	unsigned long long c0;
@@ -388,7 +400,21 @@ static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq)
 	t.srq = srq && t.mr ? ibv_create_srq(pd, &sa) : NULL;
 	ia.send_cq = ia.recv_cq = t.cq;
 	ia.srq = t.srq;
-	t.tx = t.mr && (!srq || t.srq) ? ibv_create_qp(pd, &ia) : NULL;
+	iax = (struct ibv_qp_init_attr_ex){
+		.send_cq = t.cq, .recv_cq = t.cq, .cap = ia.cap,
+		.qp_type = IBV_QPT_RC, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	if (wr && t.mr) {
+		t.tx = ibv_create_qp_ex(ctx, &iax);
+		t.qpx = t.tx ? ibv_qp_to_qp_ex(t.tx) : NULL;
+		if (!t.qpx)
+			t.tx = NULL;
+	} else {
+		t.tx = t.mr && (!srq || t.srq) ? ibv_create_qp(pd, &ia) : NULL;
+	}
 	t.rx = t.tx && srq ? ibv_create_qp(pd, &ia) : t.tx;
 	if (!t.rx || ibv_query_gid(ctx, 1, 0, &gid) || pipe(fds)) {
 		check(0, "traffic under seccomp (%s): set-up", how);
@@ -425,8 +451,8 @@ static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq)
 	close(fds[0]);
 	waitpid(pid, &status, 0);
 	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "traffic under seccomp (%s): post_send with the engine owning the ring, %s, req_notify_cq and poll_cq make no system call (%s)",
-	      how, how, WIFSIGNALED(status) ? "killed by seccomp" : "exited");
+	      "traffic under seccomp (%s): %s with the engine owning the ring, %s, req_notify_cq and poll_cq make no system call (%s)",
+	      how, post, srq ? how : "post_recv", WIFSIGNALED(status) ? "killed by seccomp" : "exited");
 	check(!strcmp(buf, "ok"),
 	      "traffic under seccomp (%s): %d SENDs through a %d-entry CQ, every byte and completion checked (%s)",
 	      how, TR_ROUND * TR_ROUNDS, TR_CQE, buf[0] ? buf : "no report");
@@ -574,8 +600,9 @@ int main(int argc, char **argv)
 	cq_tests(ctx);
 	srq_tests(pd);
 	no_syscall_test(pd, ctx);
-	traffic_test(ctx, pd, 0);
-	traffic_test(ctx, pd, 1);
+	traffic_test(ctx, pd, 0, 0);
+	traffic_test(ctx, pd, 1, 0);
+	traffic_test(ctx, pd, 0, 1);
 	doorbell_control(ctx, pd);
 	mmap_tests(ctx);
 

@@ -176,6 +176,8 @@ interop_rxe_a() {
 			dc vhca0
 		check "guest a: datacheck client -t $t on vhca0, server rxe0 in b: every byte" \
 			dc vhca0 $(dc_args $t) 10.76.1.2
+		check "guest a: the same posted through ibv_wr_* (-w)" \
+			dc vhca0 -w $(dc_args $t) 10.76.1.2
 	done
 	for t in $BIG_TYPES; do
 		check "guest a: datacheck client -t $t on vhca0, server rxe0 in b: 16 MiB messages, posted without sending them" \
@@ -242,6 +244,8 @@ interop_rxe_b() {
 		check "guest b: datacheck client -t $t on rxe0, server vhca0 in a: every byte" \
 			dc rxe0 $(dc_args $t) 10.76.1.1
 		check "guest b: datacheck server ($t) on rxe0, client vhca0 in a" \
+			dc rxe0
+		check "guest b: datacheck server ($t) on rxe0, client vhca0 in a (ibv_wr_*)" \
 			dc rxe0
 	done
 	for t in $BIG_TYPES; do
