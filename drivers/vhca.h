@@ -171,6 +171,8 @@ struct vhca_uring {
  * @lock: serialises producers
  * @prod: the kernel's producer index, the only copy it trusts
  * @overflowed: a CQE did not fit; the CQ is in error and takes no more
+ * @timestamps: created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION: each
+ *	CQE carries when it was written (vhca_cqe.ts, ts_real)
  * @notify: armed for the next completion (IB_CQ_NEXT_COMP), the next
  *	solicited or failed one (IB_CQ_SOLICITED), or not (0)
  * @arm_seen: a user CQ's ctrl word as last read: a change is an arm
@@ -185,6 +187,7 @@ struct vhca_cq {
 	spinlock_t lock;	/* prod, overflowed, notify */
 	u32 prod;
 	bool overflowed;
+	bool timestamps;
 	u8 notify;
 	u32 arm_seen;
 	spinlock_t poll_lock;	/* a kernel CQ's consumer index */

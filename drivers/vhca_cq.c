@@ -40,6 +40,7 @@ int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 {
 	struct vhca_uring *r = &cq->ring;
 	bool first_overflow = false, fire = false;
+	struct vhca_cqe *slot;
 	unsigned long flags;
 	u32 cons;
 	int err = 0;
@@ -58,7 +59,14 @@ int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 		err = -ENOSPC;
 		goto out;
 	}
-	memcpy(vhca_uring_slot(r, cq->prod), cqe, sizeof(*cqe));
+	slot = vhca_uring_slot(r, cq->prod);
+	memcpy(slot, cqe, sizeof(*cqe));
+	if (cq->timestamps) {
+		u64 now = ktime_get_ns();
+
+		slot->ts = now;
+		slot->ts_real = ktime_mono_to_real(now);
+	}
 	/* Release: the CQE is written before the index that shows it. */
 	smp_store_release(&r->hdr->producer, ++cq->prod);
 	if (cq->ibcq.uobject) {

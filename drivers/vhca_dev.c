@@ -154,7 +154,7 @@ static int vhca_alloc_ucontext(struct ib_ucontext *ibuc,
 	struct vhca_alloc_ucontext_resp resp = {
 		.ring_hdr_size = VHCA_RING_HDR_SIZE,
 		.max_sge = VHCA_MAX_SGE,
-		.caps = VHCA_CAP_RING_CTRL,
+		.caps = VHCA_CAP_RING_CTRL | VHCA_CAP_CQE_TS,
 	};
 
 	return ib_copy_to_udata(udata, &resp,
@@ -267,6 +267,9 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_pkeys = 1;
 	a->atomic_cap = IB_ATOMIC_HCA;
 	a->max_sge_rd = VHCA_MAX_SGE;
+	/* CQE time stamps are CLOCK_MONOTONIC ns: a 1 GHz, 64-bit clock */
+	a->hca_core_clock = NSEC_PER_SEC / 1000;	/* in kHz */
+	a->timestamp_mask = U64_MAX;
 }
 
 static int vhca_check_netdev(struct net_device *ndev)

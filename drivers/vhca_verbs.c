@@ -99,7 +99,7 @@ static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr
 	struct vhca_qgeom g;
 	int err, id;
 
-	if (attr->flags)
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
@@ -118,6 +118,7 @@ static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr
 	if (err)
 		goto err_ida;
 
+	cq->timestamps = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	spin_lock_init(&cq->lock);
 	spin_lock_init(&cq->poll_lock);
 	mutex_init(&cq->resize_lock);

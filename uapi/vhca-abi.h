@@ -249,7 +249,14 @@ struct vhca_cqe {
 	__u8 rsvd0;
 	__u8 smac[6];
 	__u16 vlan_id;
-	__u8 rsvd1[16];
+	/*
+	 * On a CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
+	 * (VHCA_CAP_CQE_TS): when the engine wrote the CQE, in ns of
+	 * CLOCK_MONOTONIC (the device's raw clock: hca_core_clock 1 GHz)
+	 * and of CLOCK_REALTIME, both read once.  Zero otherwise.
+	 */
+	__aligned_u64 ts;
+	__aligned_u64 ts_real;
 };
 
 /* Driver payload of alloc_ucontext's response. */
@@ -262,6 +269,8 @@ struct vhca_alloc_ucontext_resp {
 
 /* The kernel honours ctrl of the ring header (doorbell-free posts, arms). */
 #define VHCA_CAP_RING_CTRL	0x1U
+/* The kernel time-stamps the CQEs of CQs that ask (vhca_cqe.ts). */
+#define VHCA_CAP_CQE_TS		0x2U
 
 /*
  * Every ring of a user object is mapped from the uverbs file at mmap_key

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Completion queues: the engine produces CQEs into a mapped ring and
- * ibv_poll_cq() consumes them with no system call.
+ * ibv_poll_cq(), or ibv_start_poll() .. ibv_end_poll() on a CQ from
+ * ibv_create_cq_ex(), consumes them with no system call.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "provider.h"
 
@@ -14,6 +16,28 @@ struct vhca_create_cq_resp_full {
 	__u32 cqe;
 	struct vhca_create_cq_resp drv;
 };
+
+struct vhca_create_cq_ex_resp_full {
+	struct ib_uverbs_ex_create_cq_resp core;
+	struct vhca_create_cq_resp drv;
+};
+
+/* Map a new CQ's ring, which the driver's part of the response names. */
+static int vhca_cq_map(struct vhca_cq *cq, struct ibv_context *context,
+		       const struct vhca_create_cq_resp *drv)
+{
+	int ret;
+
+	ret = vhca_mring_map(&cq->ring, context->cmd_fd, drv->mmap_key,
+			     drv->mmap_size, drv->log2_slots,
+			     __builtin_ctz(VHCA_CQE_STRIDE),
+			     sizeof(struct vhca_cqe));
+	if (ret)
+		return ret;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cq->ring_ctrl = to_vctx(context)->ring_ctrl;
+	return 0;
+}
 
 struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 			      struct ibv_comp_channel *channel,
@@ -35,14 +59,9 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 				sizeof(resp));
 	if (ret)
 		goto err_free;
-	ret = vhca_mring_map(&cq->ring, context->cmd_fd, resp.drv.mmap_key,
-			     resp.drv.mmap_size, resp.drv.log2_slots,
-			     __builtin_ctz(VHCA_CQE_STRIDE),
-			     sizeof(struct vhca_cqe));
+	ret = vhca_cq_map(cq, context, &resp.drv);
 	if (ret)
 		goto err_destroy;
-	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	cq->ring_ctrl = to_vctx(context)->ring_ctrl;
 	return &cq->cq;
 
 err_destroy:
@@ -103,21 +122,32 @@ int vhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return ret;
 }
 
-static void vhca_cqe_to_wc(const struct vhca_cqe *cqe, struct ibv_wc *wc)
+/* A CQE's immediate data, or the rkey it invalidated. */
+static uint32_t vhca_cqe_ex(const struct vhca_cqe *cqe)
+{
+	return (cqe->flags & (VHCA_CQE_F_IMM | VHCA_CQE_F_INV)) ? cqe->ex : 0;
+}
+
+static unsigned int vhca_cqe_wc_flags(const struct vhca_cqe *cqe)
 {
 	unsigned int flags = cqe->flags;
 
+	return ((flags & VHCA_CQE_F_GRH) ? IBV_WC_GRH : 0) |
+	       ((flags & VHCA_CQE_F_IMM) ? IBV_WC_WITH_IMM : 0) |
+	       ((flags & VHCA_CQE_F_INV) ? IBV_WC_WITH_INV : 0);
+}
+
+static void vhca_cqe_to_wc(const struct vhca_cqe *cqe, struct ibv_wc *wc)
+{
 	wc->wr_id = cqe->wr_id;
 	wc->status = (enum ibv_wc_status)cqe->status;
 	wc->opcode = (enum ibv_wc_opcode)cqe->opcode;
 	wc->vendor_err = cqe->vendor_err;
 	wc->byte_len = cqe->byte_len;
-	wc->imm_data = (flags & (VHCA_CQE_F_IMM | VHCA_CQE_F_INV)) ? cqe->ex : 0;
+	wc->imm_data = vhca_cqe_ex(cqe);
 	wc->qp_num = cqe->qp_num;
 	wc->src_qp = cqe->src_qp;
-	wc->wc_flags = ((flags & VHCA_CQE_F_GRH) ? IBV_WC_GRH : 0) |
-		       ((flags & VHCA_CQE_F_IMM) ? IBV_WC_WITH_IMM : 0) |
-		       ((flags & VHCA_CQE_F_INV) ? IBV_WC_WITH_INV : 0);
+	wc->wc_flags = vhca_cqe_wc_flags(cqe);
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
 	wc->sl = cqe->sl;
@@ -177,5 +207,225 @@ int vhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 					    VHCA_CQ_ARM_NEXT, __ATOMIC_SEQ_CST);
 	pthread_spin_unlock(&cq->lock);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/*
+ * The extended CQ, ibv_create_cq_ex(3).  ibv_start_poll() takes the CQ's
+ * lock and the first CQE, ibv_next_poll() the next, and the read_* calls
+ * read the one taken.  What was taken goes back to the engine at
+ * ibv_end_poll(), with one release store of the consumer index, and the
+ * lock is dropped; a start_poll that fails has dropped it already.
+ */
+static inline struct vhca_cq *to_vcqx(struct ibv_cq_ex *cqx)
+{
+	return container_of(cqx, struct vhca_cq, cq_ex);
+}
+
+static inline const struct vhca_cqe *vhca_cqx_cur(struct ibv_cq_ex *cqx)
+{
+	return to_vcqx(cqx)->cur;
+}
+
+/*
+ * Take the CQE at the consumer index if the engine has produced it: 0, or
+ * ENOENT, or EIO for a producer index that cannot be (only this process
+ * can have written that).  Acquire pairs with the engine's release store
+ * of the producer: the CQE is whole before we read it.
+ */
+static int vhca_cqx_take(struct vhca_cq *cq)
+{
+	struct vhca_mring *r = &cq->ring;
+	const struct vhca_cqe *cqe;
+
+	if (r->idx == cq->poll_prod) {
+		cq->poll_prod = __atomic_load_n(&r->hdr->producer,
+						__ATOMIC_ACQUIRE);
+		if (!vhca_ring_sane(cq->poll_prod, r->idx, r->log2_slots))
+			return EIO;
+		if (r->idx == cq->poll_prod)
+			return ENOENT;
+	}
+	cqe = vhca_mring_slot(r, r->idx++);
+	cq->cur = cqe;
+	cq->cq_ex.wr_id = cqe->wr_id;
+	cq->cq_ex.status = (enum ibv_wc_status)cqe->status;
+	return 0;
+}
+
+static int vhca_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
+{
+	struct vhca_cq *cq = to_vcqx(cqx);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	cq->poll_prod = cq->ring.idx;	/* read the producer afresh */
+	ret = vhca_cqx_take(cq);
+	if (ret)
+		pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int vhca_next_poll(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_take(to_vcqx(cqx));
+}
+
+static void vhca_end_poll(struct ibv_cq_ex *cqx)
+{
+	struct vhca_cq *cq = to_vcqx(cqx);
+
+	/* Release: our reads of the slots happen before the engine reuses them. */
+	__atomic_store_n(&cq->ring.hdr->consumer, cq->ring.idx,
+			 __ATOMIC_RELEASE);
+	cq->cur = NULL;
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode vhca_read_opcode(struct ibv_cq_ex *cqx)
+{
+	return (enum ibv_wc_opcode)vhca_cqx_cur(cqx)->opcode;
+}
+
+static uint32_t vhca_read_vendor_err(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->vendor_err;
+}
+
+static uint32_t vhca_read_byte_len(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->byte_len;
+}
+
+static __be32 vhca_read_imm_data(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqe_ex(vhca_cqx_cur(cqx));
+}
+
+static uint32_t vhca_read_qp_num(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->qp_num;
+}
+
+static uint32_t vhca_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->src_qp;
+}
+
+static unsigned int vhca_read_wc_flags(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqe_wc_flags(vhca_cqx_cur(cqx));
+}
+
+static uint32_t vhca_read_slid(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->slid;
+}
+
+static uint8_t vhca_read_sl(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->sl;
+}
+
+static uint8_t vhca_read_dlid_path_bits(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->dlid_path_bits;
+}
+
+static uint64_t vhca_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->ts;
+}
+
+static uint64_t vhca_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+{
+	return vhca_cqx_cur(cqx)->ts_real;
+}
+
+#define VHCA_CQ_TS_FLAGS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+
+/*
+ * The standard fields and both time stamps; no VLAN, flow tag or tag
+ * matching, no parent domain, and no CQ that may overrun.  A single-
+ * threaded CQ is only a hint: it is locked all the same.
+ */
+struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct vhca_create_cq_ex_resp_full resp = {};
+	struct vhca_cmd_create_cq_ex cmd = {};
+	struct ibv_cq_ex *cqx;
+	struct vhca_cq *cq;
+	int ret;
+
+	if ((attr->wc_flags & ~(uint64_t)(IBV_WC_STANDARD_FLAGS |
+					  VHCA_CQ_TS_FLAGS)) ||
+	    ((attr->wc_flags & VHCA_CQ_TS_FLAGS) && !to_vctx(context)->cqe_ts) ||
+	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* the time stamp flags become IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION */
+	ret = ibv_cmd_create_cq_ex(context, attr, (struct verbs_cq *)&cq->cq,
+				   &cmd, sizeof(cmd), &resp.core, sizeof(resp),
+				   0);
+	if (ret)
+		goto err_free;
+	ret = vhca_cq_map(cq, context, &resp.drv);
+	if (ret)
+		goto err_destroy;
+	cqx = &cq->cq_ex;
+	cqx->start_poll = vhca_start_poll;
+	cqx->next_poll = vhca_next_poll;
+	cqx->end_poll = vhca_end_poll;
+	cqx->read_opcode = vhca_read_opcode;
+	cqx->read_vendor_err = vhca_read_vendor_err;
+	cqx->read_byte_len = vhca_read_byte_len;
+	cqx->read_imm_data = vhca_read_imm_data;
+	cqx->read_qp_num = vhca_read_qp_num;
+	cqx->read_src_qp = vhca_read_src_qp;
+	cqx->read_wc_flags = vhca_read_wc_flags;
+	cqx->read_slid = vhca_read_slid;
+	cqx->read_sl = vhca_read_sl;
+	cqx->read_dlid_path_bits = vhca_read_dlid_path_bits;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cqx->read_completion_ts = vhca_read_completion_ts;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cqx->read_completion_wallclock_ns =
+			vhca_read_completion_wallclock_ns;
+	return cqx;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * The device's raw clock, which CQE time stamps count: CLOCK_MONOTONIC
+ * in ns (hca_core_clock 1 GHz), read through the vDSO.
+ */
+int vhca_query_rt_values(struct ibv_context *context,
+			 struct ibv_values_ex *values)
+{
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (!to_vctx(context)->cqe_ts)
+		return EOPNOTSUPP;
+	if ((values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) &&
+	    clock_gettime(CLOCK_MONOTONIC, &values->raw_clock))
+		return errno;
 	return 0;
 }

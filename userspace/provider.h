@@ -17,6 +17,7 @@ struct vhca_context {
 	struct verbs_context vctx;
 	uint32_t max_sge;
 	bool ring_ctrl;	/* the kernel honours ctrl (VHCA_CAP_RING_CTRL) */
+	bool cqe_ts;	/* it time-stamps CQEs (VHCA_CAP_CQE_TS) */
 };
 
 static inline struct vhca_context *to_vctx(struct ibv_context *ibctx)
@@ -46,6 +47,9 @@ struct vhca_cq {
 	pthread_spinlock_t lock;
 	struct vhca_mring ring;	/* we consume */
 	bool ring_ctrl;		/* arm through ring.hdr->ctrl */
+	/* ibv_start_poll() .. ibv_end_poll(), under lock (cq.c) */
+	const struct vhca_cqe *cur;	/* the CQE the read_* calls read */
+	uint32_t poll_prod;		/* the producer index start_poll saw */
 };
 
 struct vhca_srq {
@@ -144,6 +148,10 @@ static inline bool vhca_mring_room(const struct vhca_mring *r, uint32_t prod,
 	return !vhca_ring_full(prod, *cons, r->log2_slots);
 }
 
+struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr);
+int vhca_query_rt_values(struct ibv_context *context,
+			 struct ibv_values_ex *values);
 struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector);

@@ -195,6 +195,13 @@ struct vhca_cmd_create_cq {
 	__u32 reserved;
 };
 
+/* rdma-core's struct ibv_create_cq_ex: the extended command's layout */
+struct vhca_cmd_create_cq_ex {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+	struct ib_uverbs_ex_create_cq core;
+};
+
 struct vhca_cmd_create_srq {
 	struct ib_uverbs_cmd_hdr hdr;
 	__aligned_u64 response;
@@ -312,6 +319,20 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct vhca_cmd_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+/* driver.h's, for the provider's CQ: its first member is this union */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct vhca_cmd_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe,
 		      struct vhca_cmd_resize_cq *cmd, size_t cmd_size,
@@ -404,6 +425,11 @@ _Static_assert(sizeof(struct vhca_cmd_reg_mr) ==
 _Static_assert(sizeof(struct vhca_cmd_create_cq) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_create_cq),
 	       "create_cq command");
+_Static_assert(sizeof(struct vhca_cmd_create_cq_ex) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) +
+	       sizeof(struct ib_uverbs_ex_cmd_hdr) +
+	       sizeof(struct ib_uverbs_ex_create_cq),
+	       "create_cq_ex command");
 _Static_assert(sizeof(struct vhca_cmd_create_srq) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_create_srq),
 	       "create_srq command");

@@ -143,6 +143,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.alloc_pd = vhca_alloc_pd,
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
+	.create_cq_ex = vhca_create_cq_ex,
 	.create_qp = vhca_create_qp,
 	.create_qp_ex = vhca_create_qp_ex,
 	.create_srq = vhca_create_srq,
@@ -162,6 +163,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.query_device_ex = vhca_query_device_ex,
 	.query_port = vhca_query_port,
 	.query_qp = vhca_query_qp,
+	.query_rt_values = vhca_query_rt_values,
 	.query_srq = vhca_query_srq,
 	.reg_mr = vhca_reg_mr,
 	.req_notify_cq = vhca_req_notify_cq,
@@ -195,6 +197,7 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
 	}
 	ctx->max_sge = resp.drv.max_sge;
 	ctx->ring_ctrl = resp.drv.caps & VHCA_CAP_RING_CTRL;
+	ctx->cqe_ts = resp.drv.caps & VHCA_CAP_CQE_TS;
 	verbs_set_ops(&ctx->vctx, &vhca_ctx_ops);
 	return &ctx->vctx;
 

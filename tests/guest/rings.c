@@ -70,6 +70,66 @@ static void cq_tests(struct ibv_context *ctx)
 	check(!cq && err == EINVAL, "comp_vector out of range: EINVAL (%d)", err);
 }
 
+/* ibv_create_cq_ex() and the clock its time stamps count */
+static void cq_ex_tests(struct ibv_context *ctx)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_STANDARD_FLAGS |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_device_attr_ex da;
+	struct timespec m0, m1;
+	struct ibv_cq_ex *cqx;
+	uint64_t raw;
+	int err;
+
+	cqx = ibv_create_cq_ex(ctx, &ca);
+	check(cqx != NULL, "create_cq_ex with the standard fields and time stamps (%d)",
+	      cqx ? 0 : errno);
+	if (cqx) {
+		err = ibv_start_poll(cqx, &pa);
+		check(err == ENOENT, "start_poll on an empty CQ: ENOENT (%d)", err);
+		pa.comp_mask = 1;
+		err = ibv_start_poll(cqx, &pa);
+		check(err == EINVAL, "start_poll with an unknown comp_mask: EINVAL (%d)",
+		      err);
+		check(ibv_poll_cq(ibv_cq_ex_to_cq(cqx), 1, NULL) == 0,
+		      "poll_cq works on it too");
+		check(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)) == 0, "destroy it");
+	}
+	ca.wc_flags = IBV_WC_EX_WITH_CVLAN;
+	errno = 0;
+	cqx = ibv_create_cq_ex(ctx, &ca);
+	err = errno;
+	check(!cqx && err == EOPNOTSUPP, "create_cq_ex with CVLAN: EOPNOTSUPP (%d)", err);
+	ca.wc_flags = 0;
+	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	errno = 0;
+	cqx = ibv_create_cq_ex(ctx, &ca);
+	err = errno;
+	check(!cqx && err == EOPNOTSUPP, "create_cq_ex that may overrun: EOPNOTSUPP (%d)",
+	      err);
+
+	err = ibv_query_device_ex(ctx, NULL, &da);
+	check(!err && da.completion_timestamp_mask == UINT64_MAX &&
+	      da.hca_core_clock == 1000000,
+	      "query_device_ex: a 64-bit time stamp at 1 GHz (mask %#llx, %llu kHz)",
+	      (unsigned long long)da.completion_timestamp_mask,
+	      (unsigned long long)da.hca_core_clock);
+	clock_gettime(CLOCK_MONOTONIC, &m0);
+	err = ibv_query_rt_values_ex(ctx, &v);
+	clock_gettime(CLOCK_MONOTONIC, &m1);
+	raw = v.raw_clock.tv_sec * 1000000000ull + v.raw_clock.tv_nsec;
+	check(!err && v.comp_mask == IBV_VALUES_MASK_RAW_CLOCK &&
+	      raw >= m0.tv_sec * 1000000000ull + m0.tv_nsec &&
+	      raw <= m1.tv_sec * 1000000000ull + m1.tv_nsec,
+	      "query_rt_values_ex: the raw clock is CLOCK_MONOTONIC (%d)", err);
+}
+
 static void srq_tests(struct ibv_pd *pd)
 {
 	struct ibv_srq_init_attr init = { .attr = { .max_wr = 100, .max_sge = 1 } };
@@ -240,6 +300,8 @@ static void no_syscall_test(struct ibv_pd *pd, struct ibv_context *ctx)
 
 struct traffic {
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;	/* the CQ's, when polled with ibv_start_poll() */
+	struct timespec mono0, real0;	/* before the child starts */
 	struct ibv_comp_channel *ch;
 	struct ibv_qp *tx, *rx;
 	struct ibv_qp_ex *qpx;	/* tx's, when it posts through ibv_wr_* */
@@ -302,6 +364,63 @@ static void __attribute__((noreturn)) tr_say(int fd, const char *what)
 	__builtin_unreachable();
 }
 
+static uint64_t ns_of(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + ts->tv_nsec;
+}
+
+/*
+ * Up to @max completions, through ibv_poll_cq() or, on an extended CQ,
+ * ibv_start_poll() .. ibv_end_poll(), whose time stamps must be after the
+ * child started (both clocks), in order, and 60 s at most later.  Returns
+ * the count, or -1 with *why set.
+ */
+static int tr_poll(struct traffic *t, struct ibv_wc *wc, int max,
+		   const char **why)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+	static uint64_t last_ts;
+	uint64_t ts, real;
+	int n = 0, e;
+
+	if (!t->cqx) {
+		n = ibv_poll_cq(t->cq, max, wc);
+		if (n < 0)
+			*why = "poll_cq failed";
+		return n;
+	}
+	e = ibv_start_poll(t->cqx, &attr);
+	if (e) {
+		if (e == ENOENT)
+			return 0;
+		*why = "start_poll failed";
+		return -1;
+	}
+	do {
+		wc[n] = (struct ibv_wc){
+			.wr_id = t->cqx->wr_id, .status = t->cqx->status,
+			.opcode = ibv_wc_read_opcode(t->cqx),
+			.byte_len = ibv_wc_read_byte_len(t->cqx),
+			.qp_num = ibv_wc_read_qp_num(t->cqx),
+			.wc_flags = ibv_wc_read_wc_flags(t->cqx),
+		};
+		ts = ibv_wc_read_completion_ts(t->cqx);
+		real = ibv_wc_read_completion_wallclock_ns(t->cqx);
+		if (ts < ns_of(&t->mono0) || ts > ns_of(&t->mono0) + 60000000000ull ||
+		    ts < last_ts)
+			*why = "a completion time stamp out of order or out of range";
+		else if (real < ns_of(&t->real0) ||
+			 real > ns_of(&t->real0) + 60000000000ull)
+			*why = "a completion wall-clock time out of range";
+		last_ts = ts;
+		n++;
+	} while (!*why && n < max && !(e = ibv_next_poll(t->cqx)));
+	ibv_end_poll(t->cqx);
+	if (e && e != ENOENT)
+		*why = "next_poll failed";
+	return *why ? -1 : n;
+}
+
 /* Runs under seccomp: any syscall but exit and a write to @fd kills. */
 static void traffic_child(struct traffic *t, int fd)
 {
@@ -309,6 +428,7 @@ static void traffic_child(struct traffic *t, int fd)
 	struct ibv_wc wc[TR_CQE];
 	unsigned long long end;
 	static char msg[160];
+	const char *why = NULL;
 	int n, j;
 
 	if (seccomp_only_write_to(fd))
@@ -328,7 +448,7 @@ static void traffic_child(struct traffic *t, int fd)
 		end = tsc() + 20000 * t->tsc_per_ms;
 		while ((got_send < (round + 1) * TR_ROUND ||
 			got_recv < (round + 1) * TR_ROUND) && tsc() < end) {
-			n = ibv_poll_cq(t->cq, TR_CQE, wc);
+			n = tr_poll(t, wc, TR_CQE, &why);
 			for (j = 0; j < n; j++) {
 				if (wc[j].status != IBV_WC_SUCCESS)
 					tr_say(fd, "a completion failed");
@@ -348,7 +468,7 @@ static void traffic_child(struct traffic *t, int fd)
 				got_recv++;
 			}
 			if (n < 0)
-				tr_say(fd, "poll_cq failed");
+				tr_say(fd, why);
 		}
 		if (tsc() >= end) {
 			snprintf(msg, sizeof(msg), "round %u: %u sends, %u receives completed in 20 s",
@@ -361,8 +481,14 @@ static void traffic_child(struct traffic *t, int fd)
 }
 
 static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq,
-			 int wr)
+			 int wr, int cqx)
 {
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = TR_CQE,
+		.wc_flags = IBV_WC_STANDARD_FLAGS |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
 	struct ibv_qp_init_attr ia = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 2 * TR_ROUND + 2, .max_recv_wr = TR_ROUND,
@@ -370,7 +496,7 @@ static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq,
 	};
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = TR_ROUND, .max_sge = 1 } };
 	const char *how = srq ? "post_srq_recv" : wr ? "ibv_wr_*, post_recv" :
-			  "post_recv";
+			  cqx ? "extended CQ, time stamps" : "post_recv";
 	const char *post = wr ? "ibv_wr_complete" : "post_send";
 	struct ibv_qp_init_attr_ex iax;
 	struct traffic t = { 0 };
@@ -386,7 +512,13 @@ static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq,
 	pid_t pid;
 
 	t.ch = ibv_create_comp_channel(ctx);
-	t.cq = t.ch ? ibv_create_cq(ctx, TR_CQE, NULL, t.ch, 0) : NULL;
+	ca.channel = t.ch;
+	if (cqx) {
+		t.cqx = t.ch ? ibv_create_cq_ex(ctx, &ca) : NULL;
+		t.cq = t.cqx ? ibv_cq_ex_to_cq(t.cqx) : NULL;
+	} else {
+		t.cq = t.ch ? ibv_create_cq(ctx, TR_CQE, NULL, t.ch, 0) : NULL;
+	}
 	/*
 	 * Shared: at fork the child gets a copy of a private page the MR has
 	 * pinned, and would write and check memory the engine never sees.
@@ -441,6 +573,8 @@ static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq,
 	      how, err);
 	if (err)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t.mono0);
+	clock_gettime(CLOCK_REALTIME, &t.real0);
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
@@ -451,8 +585,9 @@ static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq,
 	close(fds[0]);
 	waitpid(pid, &status, 0);
 	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "traffic under seccomp (%s): %s with the engine owning the ring, %s, req_notify_cq and poll_cq make no system call (%s)",
-	      how, post, srq ? how : "post_recv", WIFSIGNALED(status) ? "killed by seccomp" : "exited");
+	      "traffic under seccomp (%s): %s with the engine owning the ring, %s, req_notify_cq and %s make no system call (%s)",
+	      how, post, srq ? how : "post_recv",
+	      cqx ? "start/next/end_poll" : "poll_cq", WIFSIGNALED(status) ? "killed by seccomp" : "exited");
 	check(!strcmp(buf, "ok"),
 	      "traffic under seccomp (%s): %d SENDs through a %d-entry CQ, every byte and completion checked (%s)",
 	      how, TR_ROUND * TR_ROUNDS, TR_CQE, buf[0] ? buf : "no report");
@@ -598,11 +733,13 @@ int main(int argc, char **argv)
 	      attr.max_cq, attr.max_srq);
 
 	cq_tests(ctx);
+	cq_ex_tests(ctx);
 	srq_tests(pd);
 	no_syscall_test(pd, ctx);
-	traffic_test(ctx, pd, 0, 0);
-	traffic_test(ctx, pd, 1, 0);
-	traffic_test(ctx, pd, 0, 1);
+	traffic_test(ctx, pd, 0, 0, 0);
+	traffic_test(ctx, pd, 1, 0, 0);
+	traffic_test(ctx, pd, 0, 1, 0);
+	traffic_test(ctx, pd, 0, 0, 1);
 	doorbell_control(ctx, pd);
 	mmap_tests(ctx);
 
