@@ -26,6 +26,14 @@
 #define VHCA_FIRST_QPN		2	/* QP0 and QP1 are special */
 /* as rxe: perftest sets a peer's max_rd_atomic to its own */
 #define VHCA_MAX_RD_ATOM	128
+/* kernel AHs, each a copy of its address vector; user AHs are the provider's */
+#define VHCA_MAX_AH		65536
+/*
+ * Local CA ACK delay, 4.096 us * 2^15 = 134 ms: what a responder may take
+ * to answer.  On an emulated host a stalled guest answered later than
+ * 67 ms (2^14), which a peer's timeout sized from 14 would call lost.
+ */
+#define VHCA_ACK_DELAY		15
 #define VHCA_MAX_QP_WR		32768	/* a power of two */
 #define VHCA_MAX_CQE		65536	/* a power of two */
 #define VHCA_MAX_FAST_PAGES	4096	/* page list of a fast-register MR */
@@ -95,6 +103,7 @@ struct vhca_dev {
 	struct xarray mr_xa;	/* key >> 8 -> struct vhca_mr */
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
 	atomic_t mr_variant;	/* low key byte, so stale keys miss */
+	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
 	atomic_t rc_busy;	/* RC QPs with requests on the wire */
 	struct vhca_counters __percpu *cnt;
 };

@@ -92,6 +92,23 @@ static int vhca_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/*
+ * The node description, which sysfs node_desc writes; the system image
+ * GUID stays the node GUID.  The ports' capabilities have nothing to
+ * change on RoCE: the core answers that itself when there is no
+ * modify_port.
+ */
+static int vhca_modify_device(struct ib_device *ibdev, int mask,
+			      struct ib_device_modify *props)
+{
+	if (mask & ~IB_DEVICE_MODIFY_NODE_DESC)
+		return -EOPNOTSUPP;
+	if (mask & IB_DEVICE_MODIFY_NODE_DESC)
+		memcpy(ibdev->node_desc, props->node_desc,
+		       sizeof(ibdev->node_desc));
+	return 0;
+}
+
 static int vhca_query_port(struct ib_device *ibdev, u32 port,
 			   struct ib_port_attr *attr)
 {
@@ -225,6 +242,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.disassociate_ucontext = vhca_disassociate_ucontext,
 	.get_link_layer = vhca_get_link_layer,
 	.get_port_immutable = vhca_get_port_immutable,
+	.modify_device = vhca_modify_device,
 	.query_device = vhca_query_device,
 	.query_pkey = vhca_query_pkey,
 	.query_port = vhca_query_port,
@@ -246,6 +264,7 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->page_size_cap = PAGE_SIZE;
 	a->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_SYS_IMAGE_GUID |
+			      IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_SRQ_RESIZE;
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
@@ -257,6 +276,10 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_qp = VHCA_MAX_QP;
 	a->max_qp_rd_atom = VHCA_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = VHCA_MAX_RD_ATOM;
+	/* each QP's responder keeps its own, none shared */
+	a->max_res_rd_atom = VHCA_MAX_RD_ATOM * VHCA_MAX_QP;
+	a->max_ah = VHCA_MAX_AH;
+	a->local_ca_ack_delay = VHCA_ACK_DELAY;
 	a->max_mr_size = U64_MAX;
 	a->max_qp_wr = VHCA_MAX_QP_WR;
 	a->max_send_sge = VHCA_MAX_SGE;

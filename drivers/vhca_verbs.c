@@ -380,11 +380,19 @@ static int vhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 static int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			  struct ib_udata *udata)
 {
+	struct vhca_dev *vdev = to_vdev(ibah->device);
+	int err;
+
 	if (udata)
 		return -EOPNOTSUPP;
 	if (rdma_ah_get_port_num(init->ah_attr) != VHCA_PORT)
 		return -EINVAL;
-	return vhca_av_from_ah(init->ah_attr, &to_vah(ibah)->av);
+	if (!atomic_add_unless(&vdev->nr_ah, 1, VHCA_MAX_AH))
+		return -ENOMEM;
+	err = vhca_av_from_ah(init->ah_attr, &to_vah(ibah)->av);
+	if (err)
+		atomic_dec(&vdev->nr_ah);
+	return err;
 }
 
 /**
@@ -415,6 +423,7 @@ int vhca_av_from_ah(const struct rdma_ah_attr *attr, struct vhca_av *av)
 
 static int vhca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	atomic_dec(&to_vdev(ibah->device)->nr_ah);
 	return 0;
 }
 

@@ -58,6 +58,16 @@ check_eq "sys_image_guid is the node GUID" \
 	"$(field vhca0 sys_image_guid)" "$(field vhca0 node_guid)"
 check_eq "pkey_tbl_len" "$(field vhca0 pkey_tbl_len)" 1
 check_eq "P_Key 0xffff at index 0" "$(cat $ib/vhca0/ports/1/pkeys/0)" 0xffff
+# what tools size themselves from
+check "device_cap_flags: RC_RNR_NAK_GEN (it sends RNR NAKs)" \
+	bash -c "ibv_devinfo -v -d vhca0 | grep -qw RC_RNR_NAK_GEN"
+check_eq "max_ah" "$(field vhca0 max_ah)" 65536
+check_eq "max_res_rd_atom: 128 for each of 65536 QPs" \
+	"$(field vhca0 max_res_rd_atom)" 8388608
+check_eq "local_ca_ack_delay" "$(field vhca0 local_ca_ack_delay)" 15
+check "node_desc can be set (modify_device)" \
+	bash -c "echo 'vhca test node' > $ib/vhca0/node_desc"
+check_eq "and reads back" "$(cat $ib/vhca0/node_desc)" "vhca test node"
 uverbs_abi() {
 	local d
 	for d in /sys/class/infiniband_verbs/uverbs*; do
