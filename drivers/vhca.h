@@ -638,6 +638,11 @@ extern const struct ib_device_ops vhca_kverbs_ops;
 extern const struct ib_device_ops vhca_verbs_ops;
 extern const struct uapi_definition vhca_uapi_defs[];
 int vhca_av_from_ah(const struct rdma_ah_attr *attr, struct vhca_av *av);
+
+int vhca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int vhca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int vhca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int vhca_check_udata_in(struct ib_udata *udata);
 struct ib_ucontext *vhca_udata_uctx(struct ib_udata *udata);
 int vhca_udata_begin(struct ib_udata *udata, size_t resp_len,

@@ -7,7 +7,7 @@
  * (they run under a seccomp filter that kills on any syscall but exit and
  * a write to the pipe that reports back).  Prints TAP.  Usage: rings DEVICE
  *
- * rings DEVICE hold: create a CQ and an SRQ, post to it, print "ready" and
+ * rings DEVICE hold: create a CQ, an SRQ and an MR, post to the SRQ, print "ready" and
  * wait for a line on stdin (the device is removed meanwhile); then use the
  * stale rings and tear down.  Exits 0 if it survives that, nothing
  * completes, and every teardown verb returns 0.
@@ -675,13 +675,16 @@ static int hold(const char *name)
 	struct ibv_context *ctx = open_dev(name);
 	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	static char mem[4096];
 	struct ibv_srq *srq;
+	struct ibv_mr *mr;
 	struct ibv_wc wc;
-	int err, ret, post, dsrq, dcq, dpd, dctx;
+	int err, ret, post, dsrq, dcq, dmr, dpd, dctx;
 	char line[16];
 
 	srq = cq ? srq_create(pd, 16, 1, 0, &err) : NULL;
-	if (!srq || ibv_post_srq_recv(srq, &wr, &bad))
+	mr = srq ? ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!mr || ibv_post_srq_recv(srq, &wr, &bad))
 		return 1;
 	printf("ready\n");
 	fflush(stdout);
@@ -697,11 +700,12 @@ static int hold(const char *name)
 	ret = ibv_poll_cq(cq, 1, &wc);
 	dsrq = ibv_destroy_srq(srq);
 	dcq = ibv_destroy_cq(cq);
+	dmr = ibv_dereg_mr(mr);
 	dpd = ibv_dealloc_pd(pd);
 	dctx = ibv_close_device(ctx);
-	printf("after removal: post_srq_recv %d, poll_cq %d, destroy_srq %d, destroy_cq %d, dealloc_pd %d, close_device %d\n",
-	       post, ret, dsrq, dcq, dpd, dctx);
-	return post < 0 || ret || dsrq || dcq || dpd || dctx;
+	printf("after removal: post_srq_recv %d, poll_cq %d, destroy_srq %d, destroy_cq %d, dereg_mr %d, dealloc_pd %d, close_device %d\n",
+	       post, ret, dsrq, dcq, dmr, dpd, dctx);
+	return post < 0 || ret || dsrq || dcq || dmr || dpd || dctx;
 }
 
 int main(int argc, char **argv)
