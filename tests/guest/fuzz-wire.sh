@@ -346,10 +346,10 @@ else
 		check "guest b: heard a's data-checked QPNs" test -n "$protect"
 		python3 tests/guest/pktfuzz.py fuzz --victim $A --peer 10.76.1.2 \
 			--protect "$protect" --count "$COUNT" --time "$FTIME" \
-			--min-count 100000 $SEED >/tmp/fuzz.log 2>&1
+			--min-count "$COUNT" $SEED >/tmp/fuzz.log 2>&1
 		r=$?
 		sed 's/^/#   /' /tmp/fuzz.log
-		check_eq "guest b: pktfuzz sent its packets (at least 100000)" "$r" 0
+		check_eq "guest b: pktfuzz sent its packets (at least $COUNT)" "$r" 0
 		wait $rc_pid
 		r=$?
 		check "guest b: RC rping client under the fuzz (every byte checked): data intact or a completion error" \
