@@ -39,7 +39,7 @@
 #define VHCA_MAX_FAST_PAGES	4096	/* page list of a fast-register MR */
 #define VHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
 
-/* Wire counters, as `rdma statistic` shows them (vhca_net.c). */
+/* Wire counters, as `rdma statistic` shows them (vhca_counters.c). */
 enum vhca_counter {
 	VHCA_CNT_SENT_PKTS,
 	VHCA_CNT_RCVD_PKTS,
@@ -83,6 +83,11 @@ struct vhca_counters {
 	u64 c[VHCA_CNT_MAX];
 };
 
+/* A counter set QPs are bound to: its rdma_counter's id keys it. */
+struct vhca_qp_counter {
+	struct vhca_counters __percpu *pc;
+};
+
 struct vhca_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;
@@ -104,6 +109,7 @@ struct vhca_dev {
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
 	atomic_t mr_variant;	/* low key byte, so stale keys miss */
 	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
+	struct xarray counter_xa;	/* rdma_counter id -> vhca_qp_counter */
 	atomic_t rc_busy;	/* RC QPs with requests on the wire */
 	struct vhca_counters __percpu *cnt;
 };
@@ -508,6 +514,8 @@ struct vhca_exec_state {
  * @rd_work: RC: sends the READs queued, kicked by their requests and as
  *	@net_inflight falls
  * @req: an RC QP's requester on the wire
+ * @cnt: the counter set it is bound to (`rdma statistic qp bind`), which
+ *	counts its events instead of the device's counters; RCU
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
@@ -542,6 +550,7 @@ struct vhca_qp {
 	int rd_cpu;
 	struct work_struct rd_work;
 	struct vhca_req req;
+	struct vhca_qp_counter __rcu *cnt;	/* bound set, or NULL */
 };
 
 /* States in which a QP takes incoming messages. */
@@ -569,6 +578,29 @@ static inline struct vhca_mr *to_vmr(struct ib_mr *ibmr)
 static inline struct vhca_qp *to_vqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct vhca_qp, ibqp);
+}
+
+/*
+ * Count an event of @qp: in the counter set it is bound to, if any, else
+ * in its device's counters.  Any context.
+ */
+static inline void vhca_count_qp_n(struct vhca_qp *qp, enum vhca_counter c,
+				   u64 n)
+{
+	struct vhca_qp_counter *qc;
+
+	rcu_read_lock();
+	qc = rcu_dereference(qp->cnt);
+	if (qc)
+		this_cpu_add(qc->pc->c[c], n);
+	else
+		vhca_count_n(to_vdev(qp->ibqp.device), c, n);
+	rcu_read_unlock();
+}
+
+static inline void vhca_count_qp(struct vhca_qp *qp, enum vhca_counter c)
+{
+	vhca_count_qp_n(qp, c, 1);
 }
 
 static inline struct vhca_cq *to_vcq(struct ib_cq *ibcq)

@@ -224,6 +224,8 @@ static void vhca_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&vdev->srq_ida);
 	xa_destroy(&vdev->mr_xa);
 	xa_destroy(&vdev->qp_xa);
+	WARN_ON(!xa_empty(&vdev->counter_xa));	/* the core frees its sets first */
+	xa_destroy(&vdev->counter_xa);
 	mutex_destroy(&vdev->port_lock);
 	free_percpu(vdev->cnt);
 	if (listed)
@@ -338,6 +340,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ida_init(&vdev->srq_ida);
 	xa_init_flags(&vdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&vdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&vdev->counter_xa, XA_FLAGS_ALLOC1);
 	vdev->port_state = IB_PORT_DOWN;
 	vdev->active_mtu = IB_MTU_256;
 	vdev->ndev = ndev;
@@ -356,7 +359,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &vhca_verbs_ops);
 	ib_set_device_ops(ibdev, &vhca_mr_ops);
 	ib_set_device_ops(ibdev, &vhca_kverbs_ops);
-	ib_set_device_ops(ibdev, &vhca_net_ops);
+	ib_set_device_ops(ibdev, &vhca_counter_ops);
 	ibdev->driver_def = vhca_uapi_defs;
 	vhca_init_attrs(vdev);
 	/* from here on, failing is err_dealloc: dealloc_driver frees it all */

@@ -471,12 +471,14 @@ void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
 	struct vhca_qp *peer = xa_load(&vdev->qp_xa, m->h.dqpn);
 
 	if (!vhca_ud_accepts(peer, m->h.qkey)) {
+		vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
 		return;
 	}
+	vhca_count_qp(peer, VHCA_CNT_RCVD_PKTS);
 	if (!vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
 			     m->grh, m->net, &src, m->len, &msg, m->h.sqpn))
-		vhca_count(vdev, VHCA_CNT_RCVD_NO_WQE);
+		vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
 }
 
 /* A UD SEND to a GID that is not this host's: RoCEv2 on the wire. */
@@ -506,7 +508,7 @@ static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return IB_WC_SUCCESS;	/* lost, as on a congested wire */
 	vhca_copy(&dst, &src, len);
 	qp->attr.sq_psn = (qp->attr.sq_psn + 1) & VHCA_BTH_PSN_MASK;
-	vhca_net_send(vdev, skb, &w->ud.av, qp->ibqp.qp_num);
+	vhca_net_send(vdev, skb, &w->ud.av, qp);
 	return IB_WC_SUCCESS;
 }
 

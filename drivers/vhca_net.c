@@ -513,15 +513,16 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 }
 
 /*
- * Finish @skb from @sgid to @av and send it; consumed either way.  @ect:
- * the packet is ECN-capable (ECT(0)) unless the AV's traffic class sets
- * the ECN field itself.
+ * Finish @skb of @qp from @sgid to @av and send it; consumed either way.
+ * @ect: the packet is ECN-capable (ECT(0)) unless the AV's traffic class
+ * sets the ECN field itself.
  */
 static void vhca_net_xmit(struct vhca_dev *vdev, struct sk_buff *skb,
 			  const struct vhca_av *av, const union ib_gid *sgid,
-			  u8 network_type, u32 sqpn, bool ect,
+			  u8 network_type, struct vhca_qp *qp, bool ect,
 			  struct dst_cache *dc)
 {
+	u32 sqpn = qp->ibqp.qp_num;
 	u8 tclass = av->traffic_class;
 	u16 sport;
 	int err;
@@ -540,11 +541,11 @@ static void vhca_net_xmit(struct vhca_dev *vdev, struct sk_buff *skb,
 	if (dc)
 		local_bh_enable();
 	if (err) {	/* no route: not sent */
-		vhca_count(vdev, VHCA_CNT_SEND_NO_ROUTE);
+		vhca_count_qp(qp, VHCA_CNT_SEND_NO_ROUTE);
 		kfree_skb(skb);
 		return;
 	}
-	vhca_count(vdev, VHCA_CNT_SENT_PKTS);
+	vhca_count_qp(qp, VHCA_CNT_SENT_PKTS);
 }
 
 /**
@@ -552,25 +553,25 @@ static void vhca_net_xmit(struct vhca_dev *vdev, struct sk_buff *skb,
  * @vdev: the sending device
  * @skb: from vhca_net_alloc(), payload written; consumed
  * @av: the address vector: source GID index, destination GID, IP fields
- * @sqpn: the sending QP, for the UDP source port's entropy
+ * @qp: the sending QP (its number is the UDP source port's entropy)
  *
  * For UD, whose AV comes with each WQE: the source GID is looked up, and
  * the route, for every packet.  Any context.  A datagram that cannot be
  * routed is dropped, as a wire would.
  */
 void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
-		   const struct vhca_av *av, u32 sqpn)
+		   const struct vhca_av *av, struct vhca_qp *qp)
 {
 	const struct ib_gid_attr *attr;
 
 	attr = rdma_get_gid_attr(&vdev->ibdev, VHCA_PORT, av->sgid_index);
 	if (IS_ERR(attr)) {
-		vhca_count(vdev, VHCA_CNT_SEND_NO_ROUTE);
+		vhca_count_qp(qp, VHCA_CNT_SEND_NO_ROUTE);
 		kfree_skb(skb);
 		return;
 	}
 	vhca_net_xmit(vdev, skb, av, &attr->gid,
-		      rdma_gid_attr_network_type(attr), sqpn, false, NULL);
+		      rdma_gid_attr_network_type(attr), qp, false, NULL);
 	rdma_put_gid_attr(attr);
 }
 
@@ -613,63 +614,9 @@ void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
 		   op != (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK) &&
 		   op != VHCA_OP_CNP;
 
-	vhca_net_xmit(vdev, skb, av, sgid, av->network_type, qp->ibqp.qp_num,
-		      ect, &qp->dst_cache);
+	vhca_net_xmit(vdev, skb, av, sgid, av->network_type, qp, ect,
+		      &qp->dst_cache);
 }
-
-static const struct rdma_stat_desc vhca_counter_descs[] = {
-	[VHCA_CNT_SENT_PKTS].name = "sent_pkts",
-	[VHCA_CNT_RCVD_PKTS].name = "rcvd_pkts",
-	[VHCA_CNT_SEND_NO_ROUTE].name = "send_no_route",
-	[VHCA_CNT_SEND_DROPPED].name = "send_dropped",
-	[VHCA_CNT_RCVD_BAD_ICRC].name = "rcvd_bad_icrc",
-	[VHCA_CNT_RCVD_BAD_HDR].name = "rcvd_bad_header",
-	[VHCA_CNT_RCVD_UNSUPPORTED].name = "rcvd_unsupported_opcode",
-	[VHCA_CNT_RCVD_NO_QP].name = "rcvd_no_qp",
-	[VHCA_CNT_RCVD_NO_WQE].name = "rcvd_no_recv_wqe",
-	[VHCA_CNT_RCVD_UNEXPECTED].name = "rcvd_unexpected",
-	[VHCA_CNT_RCVD_QUEUE_FULL].name = "rcvd_queue_full",
-	[VHCA_CNT_RCVD_OFF_PATH].name = "rcvd_off_path",
-	[VHCA_CNT_RCVD_SEQ_NAKS].name = "rcvd_seq_naks",
-	[VHCA_CNT_RCVD_RNR_NAKS].name = "rcvd_rnr_naks",
-	[VHCA_CNT_RETRANS_TIMEOUTS].name = "retrans_timeouts",
-	[VHCA_CNT_RETRANS_PKTS].name = "retrans_pkts",
-	[VHCA_CNT_READ_REASKS].name = "read_rest_requests",
-	[VHCA_CNT_SENT_SEQ_NAKS].name = "sent_seq_naks",
-	[VHCA_CNT_RCVD_DUPLICATES].name = "rcvd_duplicate_requests",
-	[VHCA_CNT_SENT_CNPS].name = "sent_cnps",
-	[VHCA_CNT_RCVD_CNPS].name = "rcvd_cnps",
-	[VHCA_CNT_WINDOW_CUTS].name = "window_cuts",
-};
-
-static struct rdma_hw_stats *vhca_alloc_hw_port_stats(struct ib_device *ibdev,
-						      u32 port)
-{
-	BUILD_BUG_ON(ARRAY_SIZE(vhca_counter_descs) != VHCA_CNT_MAX);
-	return rdma_alloc_hw_stats_struct(vhca_counter_descs, VHCA_CNT_MAX,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-static int vhca_get_hw_stats(struct ib_device *ibdev,
-			     struct rdma_hw_stats *stats, u32 port, int index)
-{
-	struct vhca_dev *vdev = to_vdev(ibdev);
-	int cpu, i;
-
-	memset(stats->value, 0, VHCA_CNT_MAX * sizeof(stats->value[0]));
-	for_each_possible_cpu(cpu) {
-		const struct vhca_counters *pc = per_cpu_ptr(vdev->cnt, cpu);
-
-		for (i = 0; i < VHCA_CNT_MAX; i++)
-			stats->value[i] += READ_ONCE(pc->c[i]);
-	}
-	return VHCA_CNT_MAX;
-}
-
-const struct ib_device_ops vhca_net_ops = {
-	.alloc_hw_port_stats = vhca_alloc_hw_port_stats,
-	.get_hw_stats = vhca_get_hw_stats,
-};
 
 int vhca_net_init(void)
 {

@@ -64,7 +64,6 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 	if (m.h.has_imm)
 		memcpy(&m.h.imm, deth + 1, 4);
 	m.data = skb->data + hlen;
-	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 
 	if (skb->protocol == htons(ETH_P_IP)) {
 		m.net = RDMA_NETWORK_IPV4;
@@ -121,8 +120,7 @@ static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
 	m.ce = ce;
 	m.data = skb->data + hlen;
 	m.skb = skb;
-	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
-	vhca_resp_recv(vdev, &m);
+	vhca_resp_recv(vdev, &m);	/* which counts it, for its QP */
 	return true;
 }
 

@@ -145,7 +145,7 @@ static void vhca_req_cwnd_cut(struct vhca_qp *qp)
 	q->cwnd_target = q->cwnd;
 	q->cwnd = max(q->cwnd / 2, VHCA_RC_MIN_PKTS);
 	q->cwnd_acked = 0;
-	vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_WINDOW_CUTS);
+	vhca_count_qp(qp, VHCA_CNT_WINDOW_CUTS);
 }
 
 /* @pkts more packets were acknowledged. */
@@ -696,8 +696,7 @@ static void vhca_req_went(struct vhca_qp *qp, u32 psn, u32 n, u32 end)
 	s32 again = vhca_psn_diff(q->psn_high, psn);
 
 	if (again > 0)
-		vhca_count_n(to_vdev(qp->ibqp.device), VHCA_CNT_RETRANS_PKTS,
-			     min_t(u32, again, n));
+		vhca_count_qp_n(qp, VHCA_CNT_RETRANS_PKTS, min_t(u32, again, n));
 	if (vhca_psn_diff(end & VHCA_BTH_PSN_MASK, q->psn_high) > 0)
 		q->psn_high = end & VHCA_BTH_PSN_MASK;
 }
@@ -853,7 +852,7 @@ static void vhca_req_read_rest(struct vhca_qp *qp, u32 idx,
 			       struct vhca_req_wqe *e)
 {
 	e->asked = e->got;
-	vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_READ_REASKS);
+	vhca_count_qp(qp, VHCA_CNT_READ_REASKS);
 	vhca_req_ask_read(qp, e, vhca_sq_fetch_at(qp, idx));
 }
 
@@ -874,12 +873,12 @@ static bool vhca_req_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 	s32 d;
 
 	if (idx < 0) {
-		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_UNEXPECTED);
 		return false;
 	}
 	e = &qp->req.fl[idx & VHCA_RC_FL_MASK];
 	if (!vhca_wr_is(e->opcode, VHCA_OPF_READ)) {
-		vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_UNEXPECTED);
 		return false;
 	}
 	d = vhca_psn_diff(cb->psn, e->psn + e->got);
@@ -893,7 +892,7 @@ static bool vhca_req_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 	off = e->got * mtu;
 	if (end ? off + cb->len != e->len || e->got != e->npkts - 1 :
 		  cb->len != mtu || e->got == e->npkts - 1) {
-		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_BAD_HDR);
 		return false;
 	}
 	if (cb->len && !vhca_req_place(qp, idx, skb->data + cb->off, off,
@@ -923,7 +922,7 @@ static void vhca_req_atomic_ack(struct vhca_qp *qp,
 
 	e = idx < 0 ? NULL : &qp->req.fl[idx & VHCA_RC_FL_MASK];
 	if (!e || !vhca_wr_is(e->opcode, VHCA_OPF_ATOMIC)) {
-		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_UNEXPECTED);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_UNEXPECTED);
 		return;
 	}
 	if (!e->got) {
@@ -961,7 +960,7 @@ static bool vhca_req_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	}
 
 	if (!vhca_req_psn_sent(qp, cb->psn)) {
-		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_UNEXPECTED);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_UNEXPECTED);
 		return false;
 	}
 	/*
@@ -982,13 +981,13 @@ static bool vhca_req_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	if (!e || !vhca_req_owns(e, cb->psn))
 		return false;	/* stale, or behind a READ still coming */
 	if (type == VHCA_AETH_RNR_NAK) {
-		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_RNR_NAKS);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_RNR_NAKS);
 		return vhca_req_rnr(qp, syn);
 	}
 	if (type != VHCA_AETH_NAK)
 		return false;	/* reserved */
 	if ((syn & 0x1f) == VHCA_NAK_PSN_SEQ) {
-		vhca_count(to_vdev(qp->ibqp.device), VHCA_CNT_RCVD_SEQ_NAKS);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_SEQ_NAKS);
 		vhca_req_retry(qp, vhca_psn_diff(cb->psn, e->psn));
 	} else {
 		vhca_req_complete(qp, vhca_req_nak_status(syn & 0x1f));
@@ -1161,8 +1160,7 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 		if (vhca_net_on_path(skb, &qp->av, &qp->sgid))
 			wait = vhca_req_handle(qp, skb);
 		else
-			vhca_count(to_vdev(qp->ibqp.device),
-				   VHCA_CNT_RCVD_OFF_PATH);
+			vhca_count_qp(qp, VHCA_CNT_RCVD_OFF_PATH);
 
 		consume_skb(skb);
 		if (qp->state == IB_QPS_ERR)
@@ -1177,8 +1175,7 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 	if (READ_ONCE(q->timed_out)) {
 		WRITE_ONCE(q->timed_out, false);
 		if (qp->sq_cons != q->next)
-			vhca_count(to_vdev(qp->ibqp.device),
-				   VHCA_CNT_RETRANS_TIMEOUTS);
+			vhca_count_qp(qp, VHCA_CNT_RETRANS_TIMEOUTS);
 		vhca_req_retry(qp, vhca_req_acked_skip(qp));
 		if (qp->state == IB_QPS_ERR)
 			return VHCA_SQ_IDLE;
@@ -1310,10 +1307,10 @@ bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
 		return false;
 	if (skb_queue_len_lockless(&qp->req.rxq) >= VHCA_RC_RXQ_MAX) {
 		/* the work is that far behind: lost, and asked for again */
-		vhca_count(vdev, VHCA_CNT_RCVD_QUEUE_FULL);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_QUEUE_FULL);
 		return false;
 	}
-	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
+	vhca_count_qp(qp, VHCA_CNT_RCVD_PKTS);
 	*vhca_req_cb(skb) = cb;
 	if (ce)
 		WRITE_ONCE(qp->req.congested, true);
@@ -1344,18 +1341,20 @@ bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 	if (skb->len < sizeof(struct udphdr) + sizeof(*bth) + VHCA_CNP_LEN +
 		       VHCA_ICRC_SIZE)
 		return false;
-	vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 	qp = vhca_req_requester(vdev, bth);
-	if (!qp)
+	if (!qp) {
+		vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 		return true;
+	}
+	vhca_count_qp(qp, VHCA_CNT_RCVD_PKTS);
 	spin_lock(&qp->resp.lock);	/* the AV's */
 	on_path = vhca_net_on_path(skb, &qp->av, &qp->sgid);
 	spin_unlock(&qp->resp.lock);
 	if (!on_path) {
-		vhca_count(vdev, VHCA_CNT_RCVD_OFF_PATH);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_OFF_PATH);
 		return true;
 	}
-	vhca_count(vdev, VHCA_CNT_RCVD_CNPS);
+	vhca_count_qp(qp, VHCA_CNT_RCVD_CNPS);
 	WRITE_ONCE(qp->req.congested, true);
 	vhca_qp_kick(qp);
 	return true;

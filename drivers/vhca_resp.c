@@ -196,7 +196,7 @@ static void vhca_resp_cnp(struct vhca_dev *vdev, struct vhca_qp *qp)
 	if (!skb)
 		return;	/* lost: the next mark sends another */
 	memset(payload, 0, VHCA_CNP_LEN);
-	vhca_count(vdev, VHCA_CNT_SENT_CNPS);
+	vhca_count_qp(qp, VHCA_CNT_SENT_CNPS);
 	vhca_net_send_qp(vdev, skb, qp);
 }
 
@@ -523,7 +523,7 @@ static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 		if (vhca_resp_read_again(qp, m))
 			vhca_resp_rd_kick(qp);
 		else
-			vhca_count(vdev, VHCA_CNT_RCVD_UNEXPECTED);
+			vhca_count_qp(qp, VHCA_CNT_RCVD_UNEXPECTED);
 		return;
 	}
 	if (m->flags & VHCA_PKT_ATOMIC) {
@@ -612,7 +612,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!write || (imm && last)) {
 		status = vhca_resp_take_wqe(qp);
 		if (status == -EAGAIN) {
-			vhca_count(vdev, VHCA_CNT_RCVD_NO_WQE);
+			vhca_count_qp(qp, VHCA_CNT_RCVD_NO_WQE);
 			vhca_resp_ack(vdev, qp, VHCA_OP_ACK, m->psn,
 				      VHCA_AETH_RNR_NAK |
 				      (qp->attr.min_rnr_timer & 0x1f), 0);
@@ -665,13 +665,13 @@ static void vhca_resp_rc(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (d > 0) {
 		if (!r->nak_sent) {
 			r->nak_sent = true;
-			vhca_count(vdev, VHCA_CNT_SENT_SEQ_NAKS);
+			vhca_count_qp(qp, VHCA_CNT_SENT_SEQ_NAKS);
 			vhca_resp_nak(vdev, qp, r->epsn, VHCA_NAK_PSN_SEQ);
 		}
 		return;
 	}
 	if (d < 0) {
-		vhca_count(vdev, VHCA_CNT_RCVD_DUPLICATES);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_DUPLICATES);
 		vhca_resp_duplicate(vdev, qp, m);
 		return;
 	}
@@ -700,9 +700,11 @@ void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 
 	if (!qp || qp->ibqp.qp_type != (m->rc ? IB_QPT_RC : IB_QPT_UC) ||
 	    !qp->resp.wqe || !vhca_qps_receives(READ_ONCE(qp->state))) {
+		vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
 		return;
 	}
+	vhca_count_qp(qp, VHCA_CNT_RCVD_PKTS);
 	write = m->flags & VHCA_PKT_WRITE;
 	first = m->flags & VHCA_PKT_FIRST;
 	last = m->flags & VHCA_PKT_LAST;
@@ -713,7 +715,7 @@ void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
 	if (r->closed)
 		goto out;	/* in ERR since the check above */
 	if (!vhca_net_on_path(m->skb, &qp->av, &qp->sgid)) {
-		vhca_count(vdev, VHCA_CNT_RCVD_OFF_PATH);
+		vhca_count_qp(qp, VHCA_CNT_RCVD_OFF_PATH);
 		goto out;
 	}
 	if (m->rc) {

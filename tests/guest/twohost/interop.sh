@@ -37,6 +37,26 @@ clean_counters() {
 		printf '%s %s ' "$c" "$(stat $c)"
 	done
 }
+# qp_counted: an ib_write_bw client to a whose RC QP's counter set (auto
+# mode) shows its packets while it runs; /tmp/qp_sent gets the most seen
+qp_counted() {
+	local pid rc line n
+	qp_sent=0
+	retry pt ib_write_bw vhca0 -n 2000 10.76.1.1 >/tmp/qpc.log 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		line=$(rdma statistic qp show link vhca0/1 | grep -m1 "sent_pkts")
+		n=$(sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p' <<<"$line")
+		[ "${n:-0}" -gt "$qp_sent" ] && qp_sent=$n && echo "$line"
+		sleep 0.2
+	done
+	wait "$pid"
+	rc=$?
+	tail -n 3 /tmp/qpc.log
+	echo "the QP's set showed up to $qp_sent packets sent"
+	echo "$qp_sent" >/tmp/qp_sent
+	[ "$rc" = 0 ] && [ "$qp_sent" -gt 0 ]
+}
 # recvv -s|-c ADDR [MODE]: rdma_post_recvv(3) (the server prints TAP)
 recvv() { timeout 60 build/tests/post_recvv "$@"; }
 
@@ -84,6 +104,8 @@ interop_vhca_a() {
 		tap_run "guest a: post_recvv $mode on vhca0, client vhca0 in b" \
 			recvv -s 10.76.1.1 $mode
 	done
+	check "guest a: ib_write_bw server on vhca0, client vhca0 in b counting its QP" \
+		pt ib_write_bw vhca0 -n 2000
 }
 
 interop_vhca_b() {
@@ -150,6 +172,18 @@ interop_vhca_b() {
 		check "guest b: post_recvv client on vhca0, server ($mode) vhca0 in a" \
 			retry recvv -c 10.76.1.1
 	done
+	# rdma statistic qp: in auto mode each new RC QP gets a counter set
+	# of its own, which counts its packets instead of the port's own
+	# counters; the port shows both
+	check "guest b: rdma statistic qp set auto type on" \
+		rdma statistic qp set link vhca0/1 auto type on
+	sent0=$(stat sent_pkts)
+	check "guest b: ib_write_bw client on vhca0 with its QP's counter set counting (rdma statistic qp show)" \
+		qp_counted
+	check "guest b: the port's sent_pkts include the set's" \
+		test "$(($(stat sent_pkts) - sent0))" -ge "$(cat /tmp/qp_sent)"
+	check "guest b: rdma statistic qp set auto off" \
+		rdma statistic qp set link vhca0/1 auto off
 }
 
 interop_rxe_a() {
