@@ -39,6 +39,16 @@ static int vhca_cq_map(struct vhca_cq *cq, struct ibv_context *context,
 	return 0;
 }
 
+/* Undo a create that failed with @ret: the kernel's CQ if @made, then ours. */
+static void *vhca_cq_undo(struct vhca_cq *cq, bool made, int ret)
+{
+	if (made)
+		ibv_cmd_destroy_cq(&cq->cq);
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
 struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector)
@@ -58,18 +68,11 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 				(struct ib_uverbs_create_cq_resp *)&resp,
 				sizeof(resp));
 	if (ret)
-		goto err_free;
+		return vhca_cq_undo(cq, false, ret);
 	ret = vhca_cq_map(cq, context, &resp.drv);
 	if (ret)
-		goto err_destroy;
+		return vhca_cq_undo(cq, true, ret);
 	return &cq->cq;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
 }
 
 int vhca_destroy_cq(struct ibv_cq *ibcq)
@@ -380,10 +383,10 @@ struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
 				   &cmd, sizeof(cmd), &resp.core, sizeof(resp),
 				   0);
 	if (ret)
-		goto err_free;
+		return vhca_cq_undo(cq, false, ret);
 	ret = vhca_cq_map(cq, context, &resp.drv);
 	if (ret)
-		goto err_destroy;
+		return vhca_cq_undo(cq, true, ret);
 	cqx = &cq->cq_ex;
 	cqx->start_poll = vhca_start_poll;
 	cqx->next_poll = vhca_next_poll;
@@ -404,13 +407,6 @@ struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
 		cqx->read_completion_wallclock_ns =
 			vhca_read_completion_wallclock_ns;
 	return cqx;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
 }
 
 /*
