@@ -51,7 +51,7 @@ for srq in 0 1; do
 	# nvmet-rdma are told to let go, and link del completes
 	check "fio running on the controller" nvme_load
 	check "rdma link del under NVMe-oF I/O completes" timeout 120 rdma link del vhca0
-	check "the controller is gone" wait_for 30 test ! -b /dev/nvme0n1
+	check "the controller is gone" wait_for 120 test ! -b /dev/nvme0n1
 	check "fio ends" nvme_load_ends
 	check "target removed" nvme_target_down
 	check "rdma link add vhca0 again" rdma link add vhca0 type vhca netdev eth0
@@ -62,7 +62,7 @@ done
 # same effect as link del above
 check "fio running on the controller" nvme_load
 check "rmmod vhca under NVMe-oF I/O completes" timeout 120 rmmod vhca
-check "the controller is gone" wait_for 30 test ! -b /dev/nvme0n1
+check "the controller is gone" wait_for 120 test ! -b /dev/nvme0n1
 check "fio ends" nvme_load_ends
 check_eq "no vhca device is left" "$(rdma link show | grep -c vhca)" 0
 nvme_target_down

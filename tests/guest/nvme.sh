@@ -83,11 +83,13 @@ nvme_load() {
 	wait_for 60 nvme_ios_past $((n0 + 200))
 }
 
-# nvme_load_ends: the fio of nvme_load exits within 60 s
-nvme_load_ends() { timeout 60 tail --pid="$(cat /tmp/load.pid)" -f /dev/null; }
+# nvme_load_ends: fio is gone within 120 s: 4 times nvme's I/O timeout
+# (30 s), which a request caught in a teardown may have to wait out; a
+# debug kernel beside a second lane of tests took more than 90 s once
+nvme_load_ends() { timeout 120 tail --pid="$(cat /tmp/load.pid)" -f /dev/null; }
 
 # nvme_killed_load: SIGKILL to fio with its requests in flight; it is
-# gone within 60 s (exit waits for the block layer to finish them)
+# gone within 120 s (exit waits for the block layer to finish them)
 nvme_killed_load() {
 	nvme_load || return
 	pkill -KILL -x fio	# every job, not only the parent
