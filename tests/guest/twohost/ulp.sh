@@ -15,7 +15,7 @@ nvme_host() {
 	check "$2: fio randwrite + crc32c verify, 2 jobs, QD16" nvme_fio 4M
 	check "$2: nvme disconnect (ib_drain_qp on each queue)" \
 		nvme disconnect -n "$NQN"
-	check "$2: the namespace is gone" wait_for 30 test ! -b /dev/nvme0n1
+	check "$2: the namespace is gone" wait_for 120 test ! -b /dev/nvme0n1
 }
 # nvme_target ADDR USE_SRQ WHAT: a target at ADDR for one visit of a host
 nvme_target() {
