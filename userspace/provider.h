@@ -108,6 +108,25 @@ static inline uint8_t vhca_swqe_flags(unsigned int send_flags)
 	       ((send_flags & IBV_SEND_FENCE) ? VHCA_SWQE_F_FENCE : 0);
 }
 
+/*
+ * Whether @op sends data out of its SGEs, which may then go inline
+ * instead: SENDs and WRITEs.  A READ or atomic writes its SGEs and a
+ * LOCAL_INV has none.
+ */
+static inline bool vhca_op_sends_data(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod);
 int vhca_sq_kick(struct vhca_qp *qp);
 uint64_t vhca_wr_ops_of(enum ibv_qp_type type);

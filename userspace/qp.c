@@ -281,15 +281,13 @@ static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *w
 	if ((unsigned int)wr->opcode >= 64 ||
 	    !(vhca_wr_ops_of(qp->vqp.qp.qp_type) & (1ULL << wr->opcode)))
 		return EOPNOTSUPP;
+	if ((wr->send_flags & IBV_SEND_INLINE) && !vhca_op_sends_data(wr->opcode))
+		return EINVAL;
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		/* one 8-byte result buffer, an aligned remote word */
 		return wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
-		       (wr->wr.atomic.remote_addr & 7) ||
-		       (wr->send_flags & IBV_SEND_INLINE) ? EINVAL : 0;
-	if ((wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_LOCAL_INV) &&
-	    (wr->send_flags & IBV_SEND_INLINE))
-		return EINVAL;
+		       (wr->wr.atomic.remote_addr & 7) ? EINVAL : 0;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
 	if (wr->send_flags & ~VHCA_SEND_FLAGS)

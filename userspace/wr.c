@@ -310,15 +310,9 @@ static void vhca_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 		}
 		len += buf_list[i].length;
 	}
-	switch (w->opcode) {
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-	case IBV_WR_LOCAL_INV:
+	if (!vhca_op_sends_data(w->opcode)) {
 		qp->wr_err = EINVAL;
 		return;
-	default:
-		break;
 	}
 	p = (unsigned char *)w->sge;
 	for (i = 0; i < num_buf; i++) {
