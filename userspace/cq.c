@@ -157,6 +157,45 @@ static void vhca_cqe_to_wc(const struct vhca_cqe *cqe, struct ibv_wc *wc)
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 }
 
+/*
+ * Drop what QP @qpn completed on @ibcq and nobody polled: it went to
+ * RESET, and those completions belong to no WQE it has now (libmlx4 and
+ * libmlx5 clean their CQs the same way, and rdma-core's tests that bring
+ * a QP back from the error state count on it).  With @recvs false, its
+ * receive completions stay: they hand back SRQ WQEs, which are the SRQ's
+ * and not the QP's.  The engine appends past the producer index
+ * meanwhile, so the CQEs kept move towards it and the consumer index
+ * moves forward over the slots freed.
+ */
+void vhca_cq_clean(struct ibv_cq *ibcq, uint32_t qpn, bool recvs)
+{
+	struct vhca_cq *cq = container_of(ibcq, struct vhca_cq, cq);
+	struct vhca_mring *r = &cq->ring;
+	uint32_t prod, i, dropped = 0;
+
+	pthread_spin_lock(&cq->lock);
+	/* Acquire: the CQEs below prod are written (as in poll_cq). */
+	prod = __atomic_load_n(&r->hdr->producer, __ATOMIC_ACQUIRE);
+	if (!vhca_ring_sane(prod, r->idx, r->log2_slots)) {
+		pthread_spin_unlock(&cq->lock);
+		return;		/* poll_cq will say so */
+	}
+	for (i = prod; i != r->idx;) {
+		const struct vhca_cqe *c = vhca_mring_slot(r, --i);
+
+		if (c->qp_num == qpn && (recvs || !(c->opcode & IBV_WC_RECV)))
+			dropped++;
+		else if (dropped)
+			memcpy(vhca_mring_slot(r, i + dropped), c, sizeof(*c));
+	}
+	if (dropped) {
+		r->idx += dropped;
+		/* Release: the moves are done before the slots are free. */
+		__atomic_store_n(&r->hdr->consumer, r->idx, __ATOMIC_RELEASE);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
 int vhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct vhca_cq *cq = container_of(ibcq, struct vhca_cq, cq);

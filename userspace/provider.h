@@ -177,6 +177,7 @@ struct ibv_cq *vhca_create_cq(struct ibv_context *context, int cqe,
 int vhca_destroy_cq(struct ibv_cq *cq);
 int vhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int vhca_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+void vhca_cq_clean(struct ibv_cq *cq, uint32_t qpn, bool recvs);
 int vhca_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,

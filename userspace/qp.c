@@ -159,6 +159,9 @@ int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		vhca_mring_reset(&qp->sq, &qp->sq_lock);
 		if (qp->rq.map)
 			vhca_mring_reset(&qp->rq, &qp->rq_lock);
+		vhca_cq_clean(ibqp->send_cq, ibqp->qp_num, !ibqp->srq);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			vhca_cq_clean(ibqp->recv_cq, ibqp->qp_num, !ibqp->srq);
 	}
 	return 0;
 }

@@ -169,8 +169,20 @@ static void rc_tests(void)
 	      "query_qp reports what modify_qp set");
 	ret = to_state(qp, IBV_QPS_RTR);
 	check(ret == EINVAL, "RTS->RTR: EINVAL (%d)", ret);
-	check(to_state(qp, IBV_QPS_ERR) == 0, "RTS->ERR");
-	check(to_state(qp, IBV_QPS_RESET) == 0, "ERR->RESET");
+	at = post_n(qp, 2, &ret);
+	check(to_state(qp, IBV_QPS_ERR) == 0, "RTS->ERR, with 2 receives posted");
+	{
+		struct ibv_wc wc;
+		int n = 0, i;
+
+		for (i = 0; i < 300 && !n; i++, usleep(10000))
+			n = ibv_poll_cq(cq, 1, &wc);
+		check(n == 1 && wc.status == IBV_WC_WR_FLUSH_ERR,
+		      "ERR flushed them (the first polled: %d)", n);
+		check(to_state(qp, IBV_QPS_RESET) == 0, "ERR->RESET");
+		n = ibv_poll_cq(cq, 1, &wc);
+		check(n == 0, "RESET took the QP's unpolled completion off its CQ (%d left)", n);
+	}
 	at = post_n(qp, 1, &ret);
 	check(ret == EINVAL && at == 0, "post_recv in RESET again: EINVAL (%d)", ret);
 	check(to_init(qp) == 0, "RESET->INIT again");
