@@ -108,6 +108,7 @@ struct vhca_dev {
 	struct xarray mr_xa;	/* key >> 8 -> struct vhca_mr */
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
 	atomic_t mr_variant;	/* low key byte, so stale keys miss */
+	atomic64_t qp_uid;	/* the last vhca_qp.uid handed out */
 	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
 	struct xarray counter_xa;	/* rdma_counter id -> vhca_qp_counter */
 	atomic_t rc_busy;	/* RC QPs with requests on the wire */
@@ -223,10 +224,16 @@ enum vhca_mr_type {
 	VHCA_MR_USER,	/* pinned user pages */
 	VHCA_MR_DMA,	/* all of the kernel's memory: get_dma_mr */
 	VHCA_MR_FAST,	/* a page list, valid between REG_MR and invalidation */
+	VHCA_MR_MW,	/* a memory window: a view onto a user MR, by rkey */
 };
 
 /**
- * struct vhca_mr - a memory region
+ * struct vhca_mr - a memory region, or the engine's side of a window
+ *
+ * Every key the engine accepts names one of these in mr_xa, as an entry of
+ * a NIC's memory protection table would: MRs, and the windows bound onto
+ * them (struct vhca_mw holds one; its @ibmr is only the key's storage).
+ *
  * @ibmr: lkey == rkey: index in mr_xa << 8 | a variant byte
  * @key: the key the engine accepts: ibmr's, except that a fast-register
  *	MR has 0 (no key) until a REG_MR WQE runs and again once invalidated,
@@ -248,6 +255,15 @@ enum vhca_mr_type {
  * @readers: copies under way that outlive one lookup: READ response
  *	batches, and the local engine's chunks into it or out of it.
  *	Invalidation waits for them, so no byte moves once it has completed
+ * @nr_mw: windows bound to this MR; -1 once dereg_mr has begun, or while
+ *	rereg_mr runs, so that no window binds to it meanwhile, and neither
+ *	goes ahead while one is bound
+ * @parent: a window's MR while it is bound (never NULL again once set:
+ *	a reader that found the window before it lost its key may still map
+ *	through it, under RCU, and dereg_mr waits a grace period)
+ * @qp_uid: the QP a bound type 2 window belongs to (vhca_qp.uid)
+ * @mw_type: a window's IB_MW_TYPE_*
+ * @lock: serialises a window's binds and invalidations
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
@@ -266,6 +282,17 @@ struct vhca_mr {
 	u32 page_shift;
 	struct rcu_head rcu;
 	atomic_t readers;
+	atomic_t nr_mw;
+	struct vhca_mr *parent;
+	u64 qp_uid;
+	u8 mw_type;
+	spinlock_t lock;	/* a window's binds and invalidations */
+};
+
+/* A memory window: the core's object and the key table's entry for it. */
+struct vhca_mw {
+	struct ib_mw ibmw;
+	struct vhca_mr *win;
 };
 
 /* An address handle of a kernel user: the AV its UD WQEs carry. */
@@ -516,9 +543,12 @@ struct vhca_exec_state {
  * @req: an RC QP's requester on the wire
  * @cnt: the counter set it is bound to (`rdma statistic qp bind`), which
  *	counts its events instead of the device's counters; RCU
+ * @uid: never the same for two QPs of the device, as QPNs are once one
+ *	is freed: what a type 2 window remembers of the QP it is bound to
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
+	u64 uid;
 	struct vhca_uring sq;
 	struct vhca_uring rq;
 	u32 max_inline;
@@ -573,6 +603,11 @@ static inline struct vhca_pd *to_vpd(struct ib_pd *ibpd)
 static inline struct vhca_mr *to_vmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct vhca_mr, ibmr);
+}
+
+static inline struct vhca_mw *to_vmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct vhca_mw, ibmw);
 }
 
 static inline struct vhca_qp *to_vqp(struct ib_qp *ibqp)
@@ -655,13 +690,26 @@ int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 extern const struct ib_device_ops vhca_mr_ops;
 struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key, struct ib_pd *pd,
 			     int access, u64 va, u32 len);
+struct vhca_mr *vhca_mr_find_remote(struct vhca_dev *vdev, u32 key,
+				    const struct vhca_qp *qp, int access,
+				    u64 va, u32 len);
+int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid);
+bool vhca_mr_revoke(struct vhca_mr *mr, u32 key);
 void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room);
 void vhca_mr_unmap(struct vhca_mr *mr, void *p);
 int vhca_mr_fast_reg(struct vhca_dev *vdev, struct ib_pd *pd, u32 key,
 		     u64 iova, u64 length, int access, u32 page_shift);
-bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key);
+bool vhca_mr_invalidate(struct vhca_dev *vdev, const struct vhca_qp *qp,
+			u32 key, bool remote);
 bool vhca_mr_read_begin(struct vhca_mr *mr, u32 key);
 void vhca_mr_read_end(struct vhca_mr *mr);
+
+/* vhca_mw.c */
+extern const struct ib_device_ops vhca_mw_ops;
+int vhca_mw_bind(struct vhca_dev *vdev, struct vhca_qp *qp,
+		 const struct vhca_swqe *w);
+bool vhca_mw_invalidate(struct vhca_mr *win, u32 key,
+			const struct vhca_qp *remote);
 
 /* vhca_kverbs.c */
 extern const struct ib_device_ops vhca_kverbs_ops;

@@ -268,6 +268,8 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			      IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      IB_DEVICE_SRQ_RESIZE;
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -275,6 +277,7 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_cq = VHCA_MAX_CQ;
 	a->max_srq = VHCA_MAX_SRQ;
 	a->max_mr = VHCA_MAX_MR;
+	a->max_mw = VHCA_MAX_MR;	/* MRs and windows share the key table */
 	a->max_qp = VHCA_MAX_QP;
 	a->max_qp_rd_atom = VHCA_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = VHCA_MAX_RD_ATOM;
@@ -358,6 +361,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &vhca_dev_ops);
 	ib_set_device_ops(ibdev, &vhca_verbs_ops);
 	ib_set_device_ops(ibdev, &vhca_mr_ops);
+	ib_set_device_ops(ibdev, &vhca_mw_ops);
 	ib_set_device_ops(ibdev, &vhca_kverbs_ops);
 	ib_set_device_ops(ibdev, &vhca_counter_ops);
 	ibdev->driver_def = vhca_uapi_defs;

@@ -73,8 +73,8 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
 {
 	if ((READ_ONCE(peer->attr.qp_access_flags) & access) != access)
 		return NULL;
-	return vhca_mr_find(to_vdev(peer->ibqp.device), rkey, peer->ibqp.pd,
-			    access, va, len);
+	return vhca_mr_find_remote(to_vdev(peer->ibqp.device), rkey, peer,
+				   access, va, len);
 }
 
 /*
@@ -123,7 +123,7 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 		return false;
 	}
 	if (vhca_wr_is(w->opcode, VHCA_OPF_INV) && !x->off &&
-	    !vhca_mr_invalidate(pdev, peer->ibqp.pd, w->ex)) {
+	    !vhca_mr_invalidate(pdev, peer, w->ex, true)) {
 		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0, NULL,
 			       qp->ibqp.qp_num);
 		*status = IB_WC_REM_INV_REQ_ERR;

@@ -14,20 +14,53 @@
 
 #include "vhca.h"
 
-/* What a vhca MR can grant; the core has already checked the combination. */
+/*
+ * What a vhca MR can grant; the core has already checked the combination.
+ * MW_BIND lets windows be bound to it (user MRs only: see vhca_mw.c).
+ */
 #define VHCA_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			IB_ACCESS_RELAXED_ORDERING)
+			IB_ACCESS_RELAXED_ORDERING | IB_ACCESS_MW_BIND)
+
+/* A key's entry if @key is valid and it grants @access in @pd. */
+static struct vhca_mr *vhca_key_get(struct vhca_dev *vdev, u32 key,
+				    struct ib_pd *pd, int access, u64 va,
+				    u32 len)
+{
+	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
+
+	/*
+	 * Acquire pairs with the release of REG_MR and of a window's bind:
+	 * the fields, then the key.
+	 */
+	if (!mr || smp_load_acquire(&mr->key) != key ||
+	    READ_ONCE(mr->pd) != pd ||
+	    (READ_ONCE(mr->access) & access) != access || va + len < va)
+		return NULL;
+	return mr;
+}
+
+/* Whether [va, va + len) lies within what @mr covers. */
+static bool vhca_key_covers(const struct vhca_mr *mr, u64 va, u32 len)
+{
+	u64 iova;
+
+	if (mr->type == VHCA_MR_DMA)
+		return true;
+	iova = READ_ONCE(mr->iova);
+	return va >= iova && va + len <= iova + READ_ONCE(mr->length);
+}
 
 /**
- * vhca_mr_find() - the MR a key names, if it may be used so
+ * vhca_mr_find() - the MR an lkey names, if it may be used so
  * @vdev: the device
- * @key: an lkey or rkey
+ * @key: an lkey
  * @pd: the PD of the QP using it
  * @access: IB_ACCESS_* the use needs
  * @va: the first byte used
  * @len: bytes used
  *
+ * A window's rkey is no lkey: windows are for remote access only.
  * Caller holds rcu_read_lock().
  *
  * Return: the MR, or NULL unless @key is a valid key of an MR in @pd that
@@ -36,26 +69,52 @@
 struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key, struct ib_pd *pd,
 			     int access, u64 va, u32 len)
 {
-	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
-	u64 iova;
+	struct vhca_mr *mr = vhca_key_get(vdev, key, pd, access, va, len);
 
-	/* Acquire pairs with REG_MR's release: the fields, then the key. */
-	if (!mr || smp_load_acquire(&mr->key) != key || mr->pd != pd ||
-	    (READ_ONCE(mr->access) & access) != access || va + len < va)
-		return NULL;
-	if (mr->type == VHCA_MR_DMA)
-		return mr;
-	iova = READ_ONCE(mr->iova);
-	if (va < iova || va + len > iova + READ_ONCE(mr->length))
+	if (!mr || mr->type == VHCA_MR_MW || !vhca_key_covers(mr, va, len))
 		return NULL;
 	return mr;
 }
 
 /**
+ * vhca_mr_find_remote() - the MR or window an rkey names for a remote peer
+ * @vdev: the device
+ * @key: the rkey a request carried
+ * @qp: the QP the request arrived on
+ * @access: IB_ACCESS_REMOTE_* the request needs
+ * @va: the first byte it touches
+ * @len: bytes it touches
+ *
+ * As vhca_mr_find(), but a bound window works too: in its QP's PD, and
+ * a type 2 window only for requests arriving on the QP that bound it.
+ * Caller holds rcu_read_lock().
+ *
+ * Return: the entry to copy through (vhca_mr_map() maps a window onto its
+ * MR), or NULL.
+ */
+struct vhca_mr *vhca_mr_find_remote(struct vhca_dev *vdev, u32 key,
+				    const struct vhca_qp *qp, int access,
+				    u64 va, u32 len)
+{
+	struct vhca_mr *mr = vhca_key_get(vdev, key, qp->ibqp.pd, access, va,
+					  len);
+
+	if (!mr)
+		return NULL;
+	if (mr->type == VHCA_MR_MW && mr->mw_type == IB_MW_TYPE_2 &&
+	    READ_ONCE(mr->qp_uid) != qp->uid)
+		return NULL;
+	return vhca_key_covers(mr, va, len) ? mr : NULL;
+}
+
+/**
  * vhca_mr_map() - reach the byte at @va of @mr
- * @mr: an MR vhca_mr_find() accepted for @va
+ * @mr: an MR or window vhca_mr_find() or vhca_mr_find_remote() accepted
+ *	for @va
  * @va: the byte
  * @room: set to the bytes that follow it contiguously (at least 1)
+ *
+ * A window maps through its MR: it has the MR's addresses.
  *
  * Return: its kernel address; give it back with vhca_mr_unmap().
  */
@@ -64,6 +123,8 @@ void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room)
 	u64 off, size, idx;
 	u32 shift;
 
+	if (mr->type == VHCA_MR_MW)
+		mr = READ_ONCE(mr->parent);
 	switch (mr->type) {
 	case VHCA_MR_DMA:
 		*room = PAGE_SIZE - offset_in_page(va);
@@ -82,15 +143,21 @@ void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room)
 					   (off & (size - 1)));
 	default:
 		off = va - mr->iova + mr->offset;
+		/*
+		 * In range, unless a window's user bound it again, with the
+		 * same key, under a transfer that found it before: even then,
+		 * never past the MR's own pages.
+		 */
+		idx = min_t(u64, off >> PAGE_SHIFT, mr->max_pages - 1);
 		*room = PAGE_SIZE - offset_in_page(off);
-		return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
-		       offset_in_page(off);
+		return kmap_local_page(mr->pages[idx]) + offset_in_page(off);
 	}
 }
 
 void vhca_mr_unmap(struct vhca_mr *mr, void *p)
 {
-	if (mr->type == VHCA_MR_USER)
+	/* a window's MR is a user MR */
+	if (mr->type == VHCA_MR_USER || mr->type == VHCA_MR_MW)
 		kunmap_local(p);
 }
 
@@ -99,8 +166,7 @@ void vhca_mr_unmap(struct vhca_mr *mr, void *p)
  * a key that outlived its region misses instead of finding the next one.
  * The MR becomes visible to the engine here: everything else is set.
  */
-static int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr,
-			     bool valid)
+int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid)
 {
 	u32 index;
 	int err;
@@ -158,6 +224,7 @@ static int vhca_mr_pages(struct vhca_mr *mr)
 		kvfree(mr->pages);
 		return -EFAULT;
 	}
+	mr->max_pages = n;
 	mr->offset = ib_umem_offset(mr->umem);
 	return 0;
 }
@@ -203,6 +270,60 @@ err_umem:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+/**
+ * vhca_rereg_user_mr() - change a user MR's translation, PD or access
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_*
+ * @start: the new translation's address (IB_MR_REREG_TRANS)
+ * @length: its length
+ * @iova: the address its users will name it by
+ * @access: the new IB_ACCESS_* (IB_MR_REREG_ACCESS)
+ * @pd: the new PD (IB_MR_REREG_PD)
+ * @udata: the caller's
+ *
+ * A new translation, or write access over pages pinned without it, makes
+ * a new MR with new keys, which the core puts in the old one's place
+ * before deregistering that.  A new PD or access otherwise takes effect in
+ * place, keeping the keys; a request the engine looked the key up for
+ * before sees the old one.  Not while windows are bound to the MR.
+ *
+ * Return: NULL (done in place), the new MR, or an ERR_PTR.
+ */
+static struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags,
+					u64 start, u64 length, u64 iova,
+					int access, struct ib_pd *pd,
+					struct ib_udata *udata)
+{
+	struct vhca_mr *mr = to_vmr(ibmr);
+	struct ib_pd *new_pd = flags & IB_MR_REREG_PD ? pd : ibmr->pd;
+	int new_access = flags & IB_MR_REREG_ACCESS ? access : mr->access;
+	struct ib_mr *new = NULL;
+
+	if (mr->type != VHCA_MR_USER)
+		return ERR_PTR(-EINVAL);
+	if (new_access & ~VHCA_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	/* no window binds meanwhile: a bind takes the count above 0 */
+	if (atomic_cmpxchg(&mr->nr_mw, 0, -1))
+		return ERR_PTR(-EBUSY);
+	if (flags & IB_MR_REREG_TRANS)
+		new = vhca_reg_user_mr(new_pd, start, length, iova, new_access,
+				       udata);
+	else if (ib_access_writable(new_access) && !mr->umem->writable)
+		new = vhca_reg_user_mr(new_pd, mr->umem->address, mr->length,
+				       mr->iova, new_access, udata);
+	if (new) {
+		/* the old MR is deregistered next, or stays as it was */
+		if (IS_ERR(new))
+			atomic_set(&mr->nr_mw, 0);
+		return new;
+	}
+	WRITE_ONCE(mr->pd, new_pd);
+	WRITE_ONCE(mr->access, new_access);
+	atomic_set(&mr->nr_mw, 0);
+	return NULL;
 }
 
 /*
@@ -299,35 +420,49 @@ int vhca_mr_fast_reg(struct vhca_dev *vdev, struct ib_pd *pd, u32 key,
 }
 
 /**
- * vhca_mr_invalidate() - invalidate a fast-register MR's key
- * @vdev: the device
- * @pd: the PD of the QP asking (LOCAL_INV) or targeted (SEND_WITH_INV)
- * @key: the key
+ * vhca_mr_revoke() - take @key away from @mr, once no copy uses it
+ * @mr: a fast-register MR or a window
+ * @key: its key
  *
- * Caller holds rcu_read_lock().
+ * A READ response batch or a local engine's chunk that found the key
+ * before it went may still be copying (vhca_mr_read_begin()): the key is
+ * gone once it is done.  Both run with bottom halves off and copy 16
+ * packets or 1 MiB at most, so this spins for that long at worst.
  *
- * Return: true if @key was valid for a fast-register MR of @pd and is not
- * any more.
+ * Return: false if @key was not @mr's valid key.
  */
-bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key)
+bool vhca_mr_revoke(struct vhca_mr *mr, u32 key)
 {
-	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
-
-	if (!key || !mr || mr->type != VHCA_MR_FAST || mr->pd != pd)
+	if (!key || cmpxchg(&mr->key, key, 0) != key)
 		return false;
-	if (cmpxchg(&mr->key, key, 0) != key)
-		return false;
-	/*
-	 * A READ response batch or a local engine's chunk that found the
-	 * key before it went may still be copying (vhca_mr_read_begin()):
-	 * invalidation completes once it is done.  Both run with bottom
-	 * halves off and copy 16 packets or 1 MiB at most, so this spins
-	 * for that long at worst.
-	 */
 	smp_mb();	/* the key's store before the count's load */
 	while (atomic_read(&mr->readers))
 		cpu_relax();
 	return true;
+}
+
+/**
+ * vhca_mr_invalidate() - run a LOCAL_INV, or a SEND_WITH_INV that arrived
+ * @vdev: the device
+ * @qp: the QP that posted the LOCAL_INV, or that the SEND_WITH_INV is for
+ * @key: the key to invalidate
+ * @remote: a SEND_WITH_INV: a type 2 window must belong to @qp
+ *
+ * Fast-register MRs and type 2 windows of @qp's PD can be invalidated;
+ * nothing else can.  Caller holds rcu_read_lock().
+ *
+ * Return: true if @key was valid and is not any more.
+ */
+bool vhca_mr_invalidate(struct vhca_dev *vdev, const struct vhca_qp *qp,
+			u32 key, bool remote)
+{
+	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
+
+	if (!key || !mr || READ_ONCE(mr->pd) != qp->ibqp.pd)
+		return false;
+	if (mr->type == VHCA_MR_MW)
+		return vhca_mw_invalidate(mr, key, remote ? qp : NULL);
+	return mr->type == VHCA_MR_FAST && vhca_mr_revoke(mr, key);
 }
 
 /**
@@ -336,7 +471,7 @@ bool vhca_mr_invalidate(struct vhca_dev *vdev, struct ib_pd *pd, u32 key)
  * @key: the key it was found by
  *
  * For the copies that outlive one packet, between which the MR could be
- * invalidated: vhca_mr_invalidate() waits for those begun.
+ * invalidated: vhca_mr_revoke() waits for those begun.
  *
  * Return: false if the key went meanwhile: nothing may be copied.
  */
@@ -373,6 +508,12 @@ static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vhca_mr *mr = to_vmr(ibmr);
 
+	/*
+	 * A bound window keeps its MR: deregistration fails until the
+	 * windows are unbound, and none binds once it has begun.
+	 */
+	if (atomic_cmpxchg(&mr->nr_mw, 0, -1) > 0)
+		return -EBUSY;
 	xa_erase(&to_vdev(ibmr->device)->mr_xa, ibmr->lkey >> 8);
 	if (mr->type != VHCA_MR_USER) {
 		call_rcu(&mr->rcu, vhca_mr_free_rcu);
@@ -391,4 +532,5 @@ const struct ib_device_ops vhca_mr_ops = {
 	.get_dma_mr = vhca_get_dma_mr,
 	.map_mr_sg = vhca_map_mr_sg,
 	.reg_user_mr = vhca_reg_user_mr,
+	.rereg_user_mr = vhca_rereg_user_mr,
 };

@@ -309,6 +309,7 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		return err;
 	ibqp->qp_num = qpn;
+	qp->uid = atomic64_inc_return(&vdev->qp_uid);
 
 	err = vhca_uring_create(&qp->sq, uctx, &sg);
 	if (err)

@@ -114,9 +114,9 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 		if (!(READ_ONCE(qp->attr.qp_access_flags) &
 		      IB_ACCESS_REMOTE_WRITE))
 			return IB_WC_REM_ACCESS_ERR;
-		mr = vhca_mr_find(vdev, r->rkey, qp->ibqp.pd,
-				  IB_ACCESS_REMOTE_WRITE, r->va + r->off,
-				  m->len);
+		mr = vhca_mr_find_remote(vdev, r->rkey, qp,
+					 IB_ACCESS_REMOTE_WRITE,
+					 r->va + r->off, m->len);
 		if (!mr)
 			return IB_WC_REM_ACCESS_ERR;
 		r->seg[0] = (struct vhca_seg){ .mr = mr, .key = r->rkey,
@@ -337,8 +337,8 @@ static void vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	rcu_read_lock();
 	if (e->len) {
-		mr = vhca_mr_find(vdev, e->rkey, qp->ibqp.pd,
-				  IB_ACCESS_REMOTE_READ, e->va, e->len);
+		mr = vhca_mr_find_remote(vdev, e->rkey, qp,
+					 IB_ACCESS_REMOTE_READ, e->va, e->len);
 		if (mr && !vhca_mr_read_begin(mr, e->rkey))
 			mr = NULL;
 	}
@@ -470,8 +470,9 @@ static int vhca_resp_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 		if (!(READ_ONCE(qp->attr.qp_access_flags) &
 		      IB_ACCESS_REMOTE_READ))
 			return VHCA_NAK_REM_ACCESS;
-		if (!vhca_mr_find(vdev, m->rkey, qp->ibqp.pd,
-				  IB_ACCESS_REMOTE_READ, m->va, m->dmalen))
+		if (!vhca_mr_find_remote(vdev, m->rkey, qp,
+					 IB_ACCESS_REMOTE_READ, m->va,
+					 m->dmalen))
 			return VHCA_NAK_REM_ACCESS;
 	}
 	/* the oldest READ remembered makes room, once it is all sent */
@@ -498,8 +499,8 @@ static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return VHCA_NAK_INV_REQ;	/* misaligned; no resources */
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_ATOMIC))
 		return VHCA_NAK_REM_ACCESS;
-	mr = vhca_mr_find(vdev, m->rkey, qp->ibqp.pd, IB_ACCESS_REMOTE_ATOMIC,
-			  m->va, sizeof(u64));
+	mr = vhca_mr_find_remote(vdev, m->rkey, qp,
+				 IB_ACCESS_REMOTE_ATOMIC, m->va, sizeof(u64));
 	if (!mr)
 		return VHCA_NAK_REM_ACCESS;
 	*orig = vhca_atomic(mr, m->va, m->op == VHCA_OP_CMP_SWAP, m->compare,
@@ -626,7 +627,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 	status = vhca_resp_place(vdev, qp, m);
 	if (status == IB_WC_SUCCESS && inv && last &&
-	    !vhca_mr_invalidate(vdev, qp->ibqp.pd, be32_to_cpu(m->imm)))
+	    !vhca_mr_invalidate(vdev, qp, be32_to_cpu(m->imm), true))
 		status = IB_WC_LOC_PROT_ERR;
 	if (status != IB_WC_SUCCESS) {
 		if (r->have_wqe)

@@ -62,6 +62,12 @@ const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS] = {
 		.flags = VHCA_OPF_LOCAL,
 		.wc = IB_WC_LOCAL_INV,
 	},
+	/* a user QP only: windows are for userspace */
+	[IB_UVERBS_WR_BIND_MW] = {
+		.qpts = VHCA_QPT_CONN,
+		.flags = VHCA_OPF_LOCAL,
+		.wc = IB_WC_BIND_MW,
+	},
 	/* a user's ring cannot describe a page list */
 	[VHCA_WR_REG_MR] = {
 		.qpts = VHCA_QPT_ALL,
@@ -239,10 +245,14 @@ s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return len;
 }
 
-/* Only fast-register MRs can be invalidated: the others need no hold. */
+/*
+ * Only fast-register MRs and windows can lose their key: the others need
+ * no hold.
+ */
 static bool vhca_seg_fast(const struct vhca_seg *seg)
 {
-	return seg->mr && seg->mr->type == VHCA_MR_FAST;
+	return seg->mr && (seg->mr->type == VHCA_MR_FAST ||
+			   seg->mr->type == VHCA_MR_MW);
 }
 
 void vhca_segs_release(const struct vhca_seg *seg, unsigned int n)
@@ -255,7 +265,7 @@ void vhca_segs_release(const struct vhca_seg *seg, unsigned int n)
 /*
  * Keep the fast-register MRs of @seg valid while the local engine copies
  * a chunk: LOCAL_INV and SEND_WITH_INV, on any QP and CPU, complete only
- * once vhca_segs_release() let go (vhca_mr_invalidate() waits).  Returns
+ * once vhca_segs_release() let go (vhca_mr_revoke() waits).  Returns
  * false, holding nothing, if a key went since it was looked up.  Bottom
  * halves off from here to the release: the invalidation spins, and may
  * run in softirq on this CPU.
@@ -311,7 +321,7 @@ int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
 
 	vhca_cursor_skip(&dst, doff);
 	vhca_cursor_skip(&src, soff);
-	/* a process's MRs are never invalidated: no need to stop softirqs */
+	/* MRs that keep their key need no hold: no need to stop softirqs */
 	if (!vhca_segs_fast(dseg, nd) && !vhca_segs_fast(sseg, ns)) {
 		vhca_copy(&dst, &src, len);
 		return 0;
@@ -485,7 +495,7 @@ void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 }
 
 /**
- * vhca_wqe_local() - run a LOCAL_INV or REG_MR WQE
+ * vhca_wqe_local() - run a LOCAL_INV, BIND_MW or REG_MR WQE
  * @vdev: the QP's device
  * @qp: the QP; caller holds qp->lock
  * @w: the WQE, checked against the opcode table
@@ -499,8 +509,10 @@ int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	rcu_read_lock();
 	if (w->opcode == IB_UVERBS_WR_LOCAL_INV)
-		status = vhca_mr_invalidate(vdev, qp->ibqp.pd, w->ex) ?
+		status = vhca_mr_invalidate(vdev, qp, w->ex, false) ?
 			 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
+	else if (w->opcode == IB_UVERBS_WR_BIND_MW)
+		status = vhca_mw_bind(vdev, qp, w);
 	else
 		status = vhca_mr_fast_reg(vdev, qp->ibqp.pd, w->ex,
 					  w->reg.iova, w->reg.length,

@@ -145,8 +145,14 @@ struct vhca_rwqe {
  * larger of the SGE array and the inline data the QP was created for.
  *
  * ex is the immediate data (network order) of the _WITH_IMM opcodes, the
- * rkey to invalidate of SEND_WITH_INV and LOCAL_INV, and the key to make
- * valid of REG_MR.
+ * rkey to invalidate of SEND_WITH_INV and LOCAL_INV, the key to make
+ * valid of REG_MR, and the window's new rkey of BIND_MW.
+ *
+ * BIND_MW binds the window whose rkey index ex names (type 1, for
+ * ibv_bind_mw(), or type 2) to [addr, addr + length) of the MR mr_lkey
+ * names, granting access (IB_ACCESS_REMOTE_*), and gives it the key ex.
+ * A type 1 window bound with length 0 is unbound.  It completes with
+ * IB_WC_MW_BIND_ERR if the kernel's rules for windows refuse it.
  */
 
 /*
@@ -206,6 +212,12 @@ struct vhca_swqe {
 			__u32 access;	/* IB_ACCESS_* */
 			__u32 page_shift;	/* of the page list */
 		} reg;
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 access;	/* IB_ACCESS_* */
+		} bind;
 		__u8 raw[40];
 	};
 	struct vhca_sge sge[];
