@@ -127,6 +127,19 @@ static inline bool vhca_op_sends_data(enum ibv_wr_opcode op)
 	}
 }
 
+/* A BIND_MW WQE (vhca-abi.h): the window's new @rkey and what it covers. */
+static inline void vhca_swqe_bind(struct vhca_swqe *w, uint32_t rkey,
+				  const struct ibv_mw_bind_info *b)
+{
+	w->ex = rkey;
+	w->bind.addr = b->addr;
+	w->bind.length = b->length;
+	w->bind.mr_lkey = b->length ? b->mr->lkey : 0;
+	w->bind.access = b->mw_access_flags;	/* IBV_ACCESS_* == IB_ACCESS_* */
+	w->num_sge = 0;
+	w->inline_len = 0;
+}
+
 void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod);
 int vhca_sq_kick(struct vhca_qp *qp);
 uint64_t vhca_wr_ops_of(enum ibv_qp_type type);
@@ -197,6 +210,11 @@ int vhca_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 int vhca_destroy_qp(struct ibv_qp *qp);
 int vhca_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+bool vhca_bind_postable(const struct ibv_qp *qp, const struct ibv_mw *mw,
+			enum ibv_mw_type type, uint32_t rkey,
+			const struct ibv_mw_bind_info *b);
+int vhca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 

@@ -276,7 +276,23 @@ int vhca_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
-static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *wr)
+/*
+ * Whether a bind may be posted on @qp: @mw is a window of @type in its PD,
+ * @rkey one of @mw's keys, and the MR, if any, in the same PD.  Which MR
+ * and range it may name, and whether the window is free, the kernel
+ * decides when the WQE runs.
+ */
+bool vhca_bind_postable(const struct ibv_qp *qp, const struct ibv_mw *mw,
+			enum ibv_mw_type type, uint32_t rkey,
+			const struct ibv_mw_bind_info *b)
+{
+	return mw && mw->type == type && mw->pd == qp->pd &&
+	       !((rkey ^ mw->rkey) >> 8) &&
+	       (!b->length || (b->mr && b->mr->pd == mw->pd));
+}
+
+static int vhca_check_send(const struct vhca_qp *qp,
+			   const struct ibv_send_wr *wr, bool bind_verb)
 {
 	uint32_t len = 0;
 	int i;
@@ -285,6 +301,16 @@ static int vhca_check_send(const struct vhca_qp *qp, const struct ibv_send_wr *w
 	    !(vhca_wr_ops_of(qp->vqp.qp.qp_type) & (1ULL << wr->opcode)))
 		return EOPNOTSUPP;
 	if ((wr->send_flags & IBV_SEND_INLINE) && !vhca_op_sends_data(wr->opcode))
+		return EINVAL;
+	/* type 2 windows from ibv_post_send(), type 1 from ibv_bind_mw() */
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return !(wr->send_flags & ~VHCA_SEND_FLAGS) &&
+		       vhca_bind_postable(&qp->vqp.qp, wr->bind_mw.mw,
+					  bind_verb ? IBV_MW_TYPE_1 :
+						      IBV_MW_TYPE_2,
+					  wr->bind_mw.rkey,
+					  &wr->bind_mw.bind_info) ? 0 : EINVAL;
+	if (bind_verb)
 		return EINVAL;
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
@@ -348,6 +374,9 @@ static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr,
 		w->atomic.swap = wr->wr.atomic.swap;
 		w->atomic.rkey = wr->wr.atomic.rkey;
 		break;
+	case IBV_WR_BIND_MW:
+		vhca_swqe_bind(w, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
+		return;
 	case IBV_WR_LOCAL_INV:
 		w->num_sge = 0;	/* it has no data */
 		w->inline_len = 0;
@@ -403,9 +432,10 @@ int vhca_sq_kick(struct vhca_qp *qp)
  * Post WRs in order, stopping at the first that cannot be posted: it is
  * returned through *bad_wr with a positive errno, those before it are
  * posted and those after it are not.  Then one doorbell for the batch.
+ * @bind_verb: @wr is ibv_bind_mw()'s, binding a type 1 window.
  */
-int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr)
+static int vhca_post(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr, bool bind_verb)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);
 	struct vhca_mring *r = &qp->sq;
@@ -424,7 +454,7 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	/* Acquire pairs with the engine's release of the consumer. */
 	cons = __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE);
 	for (; wr; wr = wr->next) {
-		ret = vhca_check_send(qp, wr);
+		ret = vhca_check_send(qp, wr, bind_verb);
 		if (ret)
 			break;
 		if (!vhca_mring_room(r, prod, &cons)) {
@@ -447,5 +477,37 @@ int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		ret = db;
 		*bad_wr = first;
 	}
+	return ret;
+}
+
+int vhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	return vhca_post(ibqp, wr, bad_wr, false);
+}
+
+/*
+ * ibv_bind_mw(3): a type 1 window is bound by a WQE like a type 2 one,
+ * under the next key; mw->rkey becomes it once the WQE is posted, and
+ * works once it has completed.
+ */
+int vhca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = mw_bind->bind_info,
+		},
+	}, *bad;
+	int ret;
+
+	ret = vhca_post(qp, &wr, &bad, true);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
 	return ret;
 }

@@ -97,11 +97,16 @@ struct verbs_device {
  * operations (they fail with EOPNOTSUPP).
  */
 struct verbs_context_ops {
-	void *advise_mr, *alloc_dm, *alloc_mw, *alloc_null_mr;
+	void *advise_mr, *alloc_dm;
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	void *alloc_null_mr;
 	void *alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	void *alloc_td, *async_event, *attach_counters_point_flow;
-	void *attach_mcast, *bind_mw, *close_xrcd, *cq_event;
+	void *attach_mcast;
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		       struct ibv_mw_bind *mw_bind);
+	void *close_xrcd, *cq_event;
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	void *create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -117,7 +122,7 @@ struct verbs_context_ops {
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
 				      struct ibv_srq_init_attr *attr);
 	void *create_srq_ex, *create_wq;
-	void *dealloc_mw;
+	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	void *dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
@@ -161,7 +166,8 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	void *rereg_mr;
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
 	void *set_ece, *unimport_dm;
 	void *unimport_mr, *unimport_pd;
@@ -244,6 +250,16 @@ struct vhca_cmd_reg_mr {
 	__u32 access_flags;
 };
 
+struct vhca_cmd_rereg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_rereg_mr core;
+};
+
+struct vhca_cmd_alloc_mw {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_mw core;
+};
+
 struct vhca_cmd_create_qp {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_create_qp core;	/* ends in driver_data[] */
@@ -314,6 +330,16 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct vhca_cmd_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct vhca_cmd_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct vhca_cmd_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct vhca_cmd_create_cq *cmd,
@@ -401,6 +427,10 @@ _Static_assert(sizeof(struct ibv_srq) == 128, "ibv_srq");
 _Static_assert(offsetof(struct verbs_context_ops, dereg_mr) == 28 * 8, "dereg_mr");
 _Static_assert(sizeof(struct verbs_mr) == sizeof(struct ibv_mr) + 8, "verbs_mr");
 _Static_assert(offsetof(struct verbs_context_ops, reg_mr) == 68 * 8, "reg_mr");
+_Static_assert(offsetof(struct verbs_context_ops, rereg_mr) == 70 * 8, "rereg_mr");
+_Static_assert(offsetof(struct verbs_context_ops, alloc_mw) == 2 * 8, "alloc_mw");
+_Static_assert(offsetof(struct verbs_context_ops, bind_mw) == 10 * 8, "bind_mw");
+_Static_assert(offsetof(struct verbs_context_ops, dealloc_mw) == 25 * 8, "dealloc_mw");
 _Static_assert(offsetof(struct verbs_context_ops, create_qp) == 19 * 8, "create_qp");
 _Static_assert(offsetof(struct verbs_context_ops, create_ah) == 13 * 8, "create_ah");
 _Static_assert(offsetof(struct verbs_context_ops, destroy_ah) == 29 * 8, "destroy_ah");
@@ -436,6 +466,12 @@ _Static_assert(sizeof(struct vhca_cmd_create_srq) ==
 _Static_assert(sizeof(struct vhca_cmd_modify_srq) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_modify_srq),
 	       "modify_srq command");
+_Static_assert(sizeof(struct vhca_cmd_rereg_mr) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_rereg_mr),
+	       "rereg_mr command");
+_Static_assert(sizeof(struct vhca_cmd_alloc_mw) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_alloc_mw),
+	       "alloc_mw command");
 _Static_assert(sizeof(struct vhca_cmd_resize_cq) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_resize_cq),
 	       "resize_cq command");

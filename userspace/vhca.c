@@ -130,6 +130,59 @@ static int vhca_dereg_mr(struct verbs_mr *vmr)
 	return ret;
 }
 
+/*
+ * ibv_rereg_mr(3).  The kernel may answer with new keys (a new
+ * translation); ibv_cmd_rereg_mr() stores them in the MR.
+ */
+static int vhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			 void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct vhca_cmd_rereg_mr cmd;
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		errno = ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	return 0;
+}
+
+/* Windows live in the kernel: binding one is a WQE (vhca_bind_mw()). */
+static struct ibv_mw *vhca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct vhca_cmd_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+static int vhca_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret = ibv_cmd_dealloc_mw(mw);
+
+	if (!ret)
+		free(mw);
+	return ret;
+}
+
 static void vhca_free_context(struct ibv_context *ibctx)
 {
 	struct vhca_context *ctx =
@@ -140,13 +193,16 @@ static void vhca_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops vhca_ctx_ops = {
+	.alloc_mw = vhca_alloc_mw,
 	.alloc_pd = vhca_alloc_pd,
+	.bind_mw = vhca_bind_mw,
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_cq_ex = vhca_create_cq_ex,
 	.create_qp = vhca_create_qp,
 	.create_qp_ex = vhca_create_qp_ex,
 	.create_srq = vhca_create_srq,
+	.dealloc_mw = vhca_dealloc_mw,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
 	.destroy_ah = vhca_destroy_ah,
@@ -166,6 +222,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.query_rt_values = vhca_query_rt_values,
 	.query_srq = vhca_query_srq,
 	.reg_mr = vhca_reg_mr,
+	.rereg_mr = vhca_rereg_mr,
 	.req_notify_cq = vhca_req_notify_cq,
 	.resize_cq = vhca_resize_cq,
 };

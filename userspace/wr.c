@@ -35,7 +35,7 @@ uint64_t vhca_wr_ops_of(enum ibv_qp_type type)
 			      IBV_QP_EX_WITH_SEND_WITH_IMM;
 	const uint64_t uc = send | IBV_QP_EX_WITH_RDMA_WRITE |
 			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-			    IBV_QP_EX_WITH_LOCAL_INV;
+			    IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 
 	switch (type) {
 	case IBV_QPT_RC:
@@ -350,7 +350,7 @@ static void vhca_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	qp->wr_addr = true;
 }
 
-/* What vhca has not: memory windows, XRC, TSO, ATOMIC_WRITE. */
+/* What vhca has not: XRC, TSO, ATOMIC_WRITE. */
 static void vhca_wr_fail(struct ibv_qp_ex *qpx)
 {
 	struct vhca_qp *qp = wr_qp(qpx);
@@ -360,12 +360,24 @@ static void vhca_wr_fail(struct ibv_qp_ex *qpx)
 		qp->wr_err = EOPNOTSUPP;
 }
 
+/* ibv_wr_bind_mw() binds type 2 windows, as IBV_WR_BIND_MW does. */
 static void vhca_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 			    uint32_t rkey,
 			    const struct ibv_mw_bind_info *bind_info)
 {
-	(void)mw, (void)rkey, (void)bind_info;
-	vhca_wr_fail(qpx);
+	struct vhca_qp *qp = wr_qp(qpx);
+	struct vhca_swqe *w;
+
+	if (!vhca_bind_postable(&qpx->qp_base, mw, IBV_MW_TYPE_2, rkey,
+				bind_info)) {
+		vhca_wr_seal(qp);
+		if (!qp->wr_err)
+			qp->wr_err = EINVAL;
+		return;
+	}
+	w = vhca_wr_begin(qpx, IBV_WR_BIND_MW);
+	if (w)
+		vhca_swqe_bind(w, rkey, bind_info);
 }
 
 static void vhca_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr,
