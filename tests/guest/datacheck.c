@@ -3,7 +3,7 @@
  * datacheck: every byte of every message checked, on any device pair.
  *
  *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
- *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-p PORT] [SERVER]
+ *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
  * says what to run, both create a QP on their device and exchange its
@@ -40,6 +40,12 @@
  * ibv_wr_set_sge(), _sge_list(), _inline_data() or _inline_data_list()
  * by the same rules as the SGEs and inlining above.
  *
+ * -M (client; RC and UC): each end's buffer is reached through a type 2
+ * memory window instead of its MR's rkey.  Each end binds the window over
+ * its whole buffer once its QP is up (IBV_WR_BIND_MW, or ibv_wr_bind_mw()
+ * with -w) and gives the peer the window's key, so every WRITE and READ
+ * goes through it.
+ *
  * -b (client): a message of BIG_PKTS packets or more that starts a batch,
  * on an idle QP, must not be sent inside ibv_post_send(): the doorbell's
  * system call has to return in less than half the time the message takes
@@ -68,6 +74,7 @@
 #define RNR_MS 500		/* -R: how late the receives come */
 #define QKEY 0x11111111
 #define GRH 40			/* what a UD receive gets in front */
+#define BIND_ID (~0ULL)		/* -M: the wr_id of the window's bind */
 #define TIMEOUT_MS 20000	/* a completion or a word from the peer */
 #define SETTLE_MS 5000		/* a UC WRITE may land after its completion */
 #define CONNECT_MS 60000	/* a server that boots a device first */
@@ -79,7 +86,7 @@ static const char *const op_name[OP_NR] = {
 
 /* What the client asks for and each end's QP, on the socket. */
 struct wire_cfg {
-	uint32_t type, ops, count, maxsize, depth, late_recv;
+	uint32_t type, ops, count, maxsize, depth, late_recv, window;
 };
 
 struct wire_qp {
@@ -97,6 +104,8 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_qp_ex *qpx;	/* -w */
 static struct ibv_mr *mr;
+static struct ibv_mw *mw;	/* -M */
+static uint32_t window;		/* -M */
 static struct ibv_ah *ah;
 static uint8_t *buf;		/* depth slots of slot bytes */
 static uint8_t *used;		/* view_walk()'s map of one slot */
@@ -641,6 +650,47 @@ static void qp_up(void)
 	}
 }
 
+/*
+ * -M: bind the window over the whole buffer under the key the peer was
+ * given, and wait for the bind's completion.
+ */
+static void bind_window(void)
+{
+	struct ibv_mw_bind_info bi = {
+		.mr = mr, .addr = (uintptr_t)buf, .length = depth * slot,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = BIND_ID, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_mw = { .mw = mw, .rkey = me.rkey, .bind_info = bi },
+	}, *bad;
+	long long end = now_ms() + TIMEOUT_MS;
+	struct ibv_wc wc;
+	int n, e;
+
+	if (qpx) {
+		ibv_wr_start(qpx);
+		qpx->wr_id = BIND_ID;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_bind_mw(qpx, mw, me.rkey, &bi);
+		e = ibv_wr_complete(qpx);
+	} else {
+		e = ibv_post_send(qp, &wr, &bad);
+	}
+	if (e)
+		die("binding the window: %s", strerror(e));
+	while (!(n = ibv_poll_cq(cq, 1, &wc)))
+		if (now_ms() > end)
+			die("no completion of the bind after %d ms", TIMEOUT_MS);
+	if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != BIND_ID ||
+	    wc.opcode != IBV_WC_BIND_MW)
+		die("the bind completed with status %s, wr_id %llu, opcode %d",
+		    ibv_wc_status_str(wc.status),
+		    (unsigned long long)wc.wr_id, wc.opcode);
+}
+
 /* ibv_create_qp(), or with -w ibv_create_qp_ex() for the ibv_wr_* API */
 static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
 {
@@ -654,11 +704,12 @@ static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
 			       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
 		[IBV_QPT_UD] = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM,
 	};
+	const uint64_t bind = window ? IBV_QP_EX_WITH_BIND_MW : 0;
 	struct ibv_qp_init_attr_ex iax = {
 		.send_cq = ia->send_cq, .recv_cq = ia->recv_cq, .cap = ia->cap,
 		.qp_type = ia->qp_type, .pd = pd,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = ops[ia->qp_type],
+		.send_ops_flags = ops[ia->qp_type] | bind,
 	};
 	struct ibv_qp *q;
 
@@ -699,7 +750,13 @@ static void setup(const char *dev)
 		die("no memory for %zu bytes", slot);
 	mr = buf && cq ? ibv_reg_mr(pd, buf, depth * slot, IBV_ACCESS_LOCAL_WRITE |
 				    IBV_ACCESS_REMOTE_READ |
-				    IBV_ACCESS_REMOTE_WRITE) : NULL;
+				    IBV_ACCESS_REMOTE_WRITE |
+				    (window ? IBV_ACCESS_MW_BIND : 0)) : NULL;
+	if (mr && window) {
+		mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		if (!mw)
+			die("%s: ibv_alloc_mw(type 2): %s", dev, strerror(errno));
+	}
 	ia.send_cq = ia.recv_cq = cq;
 	qp = mr ? create_qp(&ia) : NULL;
 	if (!qp && mr) {	/* a device that inlines less */
@@ -713,7 +770,8 @@ static void setup(const char *dev)
 	srand48(getpid() ^ time(NULL));
 	me = (struct wire_qp){
 		.qpn = qp->qp_num, .psn = lrand48() & 0xffffff,
-		.rkey = mr->rkey, .mtu = mtu, .addr = (uintptr_t)buf,
+		.rkey = mw ? ibv_inc_rkey(mw->rkey) : mr->rkey,
+		.mtu = mtu, .addr = (uintptr_t)buf,
 	};
 	memcpy(me.gid, gid.raw, 16);
 }
@@ -777,7 +835,7 @@ int main(int argc, char **argv)
 	char *ops = NULL;
 
 	cfg.depth = depth;
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwp:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMp:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -788,6 +846,7 @@ int main(int argc, char **argv)
 		case 'b': bound = 1; break;
 		case 'R': cfg.late_recv = 1; break;
 		case 'w': wr_api = 1; break;
+		case 'M': cfg.window = 1; break;
 		case 'o': ops = optarg; break;
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
@@ -797,7 +856,7 @@ int main(int argc, char **argv)
 				die("-t rc, uc or ud");
 			break;
 		default:
-			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-p PORT] [SERVER]");
+			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-p PORT] [SERVER]");
 		}
 	}
 	if (!dev)
@@ -811,6 +870,8 @@ int main(int argc, char **argv)
 		die("UD carries send and send_imm only");
 	if (cfg.type == IBV_QPT_UC && (cfg.ops & 1 << OP_READ))
 		die("UC carries no read");
+	if (cfg.type == IBV_QPT_UD && cfg.window)
+		die("-M: UD has no memory windows");
 	if (!cfg.count || !cfg.maxsize || !cfg.depth || cfg.depth > 256)
 		die("-n and -s must be at least 1, -r from 1 to 256");
 
@@ -818,7 +879,8 @@ int main(int argc, char **argv)
 	if (server) {
 		struct wire_cfg w = { htonl(cfg.type), htonl(cfg.ops),
 				      htonl(cfg.count), htonl(cfg.maxsize),
-				      htonl(cfg.depth), htonl(cfg.late_recv) };
+				      htonl(cfg.depth), htonl(cfg.late_recv),
+				      htonl(cfg.window) };
 
 		xfer(sock_send, &w, sizeof(w));
 	} else {
@@ -829,7 +891,9 @@ int main(int argc, char **argv)
 		cfg.maxsize = ntohl(cfg.maxsize);
 		cfg.depth = ntohl(cfg.depth);
 		cfg.late_recv = ntohl(cfg.late_recv);
+		cfg.window = ntohl(cfg.window);
 	}
+	window = cfg.window;
 	late_recv = cfg.late_recv;
 	if (!cfg.depth || cfg.depth > 256)
 		die("the client asked for batches of %u", cfg.depth);
@@ -859,6 +923,8 @@ int main(int argc, char **argv)
 	if (type == IBV_QPT_UD && maxsize > mtu)
 		die("a UD message of %u bytes is more than the MTU, %u", maxsize, mtu);
 	qp_up();
+	if (mw)
+		bind_window();
 	say(SAY_READY);		/* both ends' QPs take packets now */
 	if (hear() != SAY_READY)
 		die("the peer did not come up");

@@ -66,5 +66,13 @@ for t in "rc -s 65536 -n 400" "uc -s 65536 -n 400" "ud -s 1024 -n 1000"; do
 	check "datacheck -w -t $t on vhca0: ibv_wr_* sends" \
 		datacheck vhca0 vhca0 -w -t $t
 done
+# WRITEs and READs through type 2 memory windows, bound by IBV_WR_BIND_MW
+# and by ibv_wr_bind_mw()
+for t in "rc -s 65536 -n 200" "uc -o write,write_imm -s 65536 -n 200"; do
+	check "datacheck -M -t $t on vhca0: through windows" \
+		datacheck vhca0 vhca0 -M -t $t
+	check "datacheck -M -w -t $t on vhca0: bound by ibv_wr_bind_mw" \
+		datacheck vhca0 vhca0 -M -w -t $t
+done
 rdma link del vhca0
 tap_done

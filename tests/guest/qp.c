@@ -228,6 +228,39 @@ static void srq_tests(void)
 	check(ret != 0, "ibv_destroy_srq fails while a QP uses the SRQ (%d)", ret);
 	check(ibv_destroy_qp(qp) == 0, "destroy the QP");
 	check(ibv_destroy_srq(srq) == 0, "then the SRQ goes");
+
+	{
+		struct ibv_srq_init_attr_ex x = {
+			.attr = { .max_wr = 16, .max_sge = 2 },
+			.comp_mask = IBV_SRQ_INIT_ATTR_PD |
+				     IBV_SRQ_INIT_ATTR_TYPE,
+			.srq_type = IBV_SRQT_BASIC, .pd = pd,
+		};
+
+		srq = ibv_create_srq_ex(ctx, &x);
+		check(srq && x.attr.max_wr >= 16 && x.attr.max_sge >= 2,
+		      "ibv_create_srq_ex(BASIC): max_wr %u, max_sge %u",
+		      x.attr.max_wr, x.attr.max_sge);
+		if (srq)
+			ibv_destroy_srq(srq);
+		/* no XRC domains, no tag matching: said, not faked */
+		x.srq_type = IBV_SRQT_XRC;
+		x.comp_mask |= IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_XRCD;
+		x.cq = cq;
+		errno = 0;
+		srq = ibv_create_srq_ex(ctx, &x);
+		check(!srq && errno == EOPNOTSUPP,
+		      "ibv_create_srq_ex(XRC): EOPNOTSUPP (%d)", errno);
+		x.srq_type = IBV_SRQT_TM;
+		x.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
+			      IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+		x.tm_cap.max_num_tags = 16;
+		x.tm_cap.max_ops = 16;
+		errno = 0;
+		srq = ibv_create_srq_ex(ctx, &x);
+		check(!srq && errno == EOPNOTSUPP,
+		      "ibv_create_srq_ex(TM): EOPNOTSUPP (%d)", errno);
+	}
 }
 
 static void type_tests(void)

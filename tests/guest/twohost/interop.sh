@@ -74,6 +74,8 @@ interop_vhca_a() {
 		check "guest a: datacheck server ($t) on vhca0, client vhca0 in b" \
 			dc vhca0
 	done
+	check "guest a: datacheck server (rc, through a window) on vhca0, client vhca0 in b" \
+		dc vhca0
 	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in)
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
@@ -129,6 +131,9 @@ interop_vhca_b() {
 		check "guest b: datacheck client -t $t on vhca0, server vhca0 in a: 16 MiB messages, posted without sending them" \
 			dc vhca0 $(dc_big $t) 10.76.1.1
 	done
+	# WRITEs and READs through type 2 windows (IBV_WR_BIND_MW), both ends
+	check "guest b: datacheck client -M -t rc on vhca0, server vhca0 in a: through windows" \
+		dc vhca0 -M -o write,write_imm,read $(dc_args rc) 10.76.1.1
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
@@ -213,6 +218,11 @@ interop_rxe_a() {
 		check "guest a: the same posted through ibv_wr_* (-w)" \
 			dc vhca0 -w $(dc_args $t) 10.76.1.2
 	done
+	# each end's memory through a window the other's requests go through
+	check "guest a: datacheck server (rc, through a window) on vhca0, client rxe0 in b" \
+		dc vhca0
+	check "guest a: datacheck client -M -w -t rc on vhca0, server rxe0 in b: through windows (ibv_wr_bind_mw)" \
+		dc vhca0 -M -w -o write,write_imm,read $(dc_args rc) 10.76.1.2
 	for t in $BIG_TYPES; do
 		check "guest a: datacheck client -t $t on vhca0, server rxe0 in b: 16 MiB messages, posted without sending them" \
 			dc vhca0 $(dc_big $t) 10.76.1.2
@@ -282,6 +292,10 @@ interop_rxe_b() {
 		check "guest b: datacheck server ($t) on rxe0, client vhca0 in a (ibv_wr_*)" \
 			dc rxe0
 	done
+	check "guest b: datacheck client -M -t rc on rxe0, server vhca0 in a: through windows" \
+		dc rxe0 -M -o write,write_imm,read $(dc_args rc) 10.76.1.1
+	check "guest b: datacheck server (rc, through a window) on rxe0, client vhca0 in a" \
+		dc rxe0
 	for t in $BIG_TYPES; do
 		check "guest b: datacheck server ($t, 16 MiB) on rxe0, client vhca0 in a" \
 			dc rxe0
