@@ -933,5 +933,12 @@ int main(int argc, char **argv)
 			failed = run(o, !!server);
 	if (!failed && bound && !bound_seen)
 		die("-b: no message of %u packets or more started a batch", BIG_PKTS);
+	/*
+	 * The window before the QP it is bound to: rxe (Linux 6.12) holds
+	 * the QP while a type 2 window is bound and warns, after 200 ms of
+	 * waiting, if the process exit destroys the QP first.
+	 */
+	if (mw && ibv_dealloc_mw(mw))
+		die("ibv_dealloc_mw: %s", strerror(errno));
 	return failed ? 1 : 0;
 }
