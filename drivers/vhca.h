@@ -28,6 +28,10 @@
 #define VHCA_MAX_RD_ATOM	128
 /* kernel AHs, each a copy of its address vector; user AHs are the provider's */
 #define VHCA_MAX_AH		65536
+/* multicast groups a device's QPs attach to: a list walked per datagram */
+#define VHCA_MAX_MCAST_GRP	1024
+/* QPs attached to one group: slots scanned whole per datagram */
+#define VHCA_MAX_MCAST_QP	32
 /*
  * Local CA ACK delay, 4.096 us * 2^15 = 134 ms: what a responder may take
  * to answer.  On an emulated host a stalled guest answered later than
@@ -112,6 +116,9 @@ struct vhca_dev {
 	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
 	struct xarray counter_xa;	/* rdma_counter id -> vhca_qp_counter */
 	atomic_t rc_busy;	/* RC QPs with requests on the wire */
+	struct mutex mcast_lock;	/* changes to mcasts, after rtnl */
+	struct list_head mcasts;	/* struct vhca_mcast (RCU) */
+	unsigned int nr_mcast;		/* groups on mcasts */
 	struct vhca_counters __percpu *cnt;
 };
 
@@ -545,10 +552,12 @@ struct vhca_exec_state {
  *	counts its events instead of the device's counters; RCU
  * @uid: never the same for two QPs of the device, as QPNs are once one
  *	is freed: what a type 2 window remembers of the QP it is bound to
+ * @nr_mcast: multicast groups it is attached to (vdev->mcast_lock)
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
 	u64 uid;
+	unsigned int nr_mcast;
 	struct vhca_uring sq;
 	struct vhca_uring rq;
 	u32 max_inline;
@@ -703,6 +712,11 @@ bool vhca_mr_invalidate(struct vhca_dev *vdev, const struct vhca_qp *qp,
 			u32 key, bool remote);
 bool vhca_mr_read_begin(struct vhca_mr *mr, u32 key);
 void vhca_mr_read_end(struct vhca_mr *mr);
+
+/* vhca_mcast.c */
+extern const struct ib_device_ops vhca_mcast_ops;
+void vhca_mcast_qp_gone(struct vhca_qp *qp);
+void vhca_mcast_dev_gone(struct vhca_dev *vdev);
 
 /* vhca_mw.c */
 extern const struct ib_device_ops vhca_mw_ops;

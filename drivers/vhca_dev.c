@@ -218,6 +218,9 @@ static void vhca_dealloc_driver(struct ib_device *ibdev)
 	struct vhca_dev *vdev = to_vdev(ibdev);
 	bool listed = vhca_dev_list_del(vdev);
 
+	vhca_mcast_dev_gone(vdev);
+	mutex_destroy(&vdev->mcast_lock);
+
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
 	ida_destroy(&vdev->pd_ida);
 	ida_destroy(&vdev->cq_ida);
@@ -278,6 +281,9 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_srq = VHCA_MAX_SRQ;
 	a->max_mr = VHCA_MAX_MR;
 	a->max_mw = VHCA_MAX_MR;	/* MRs and windows share the key table */
+	a->max_mcast_grp = VHCA_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = VHCA_MAX_MCAST_QP;
+	a->max_total_mcast_qp_attach = VHCA_MAX_MCAST_GRP * VHCA_MAX_MCAST_QP;
 	a->max_qp = VHCA_MAX_QP;
 	a->max_qp_rd_atom = VHCA_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = VHCA_MAX_RD_ATOM;
@@ -338,6 +344,8 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ibdev = &vdev->ibdev;
 	INIT_LIST_HEAD(&vdev->list);
 	mutex_init(&vdev->port_lock);
+	mutex_init(&vdev->mcast_lock);
+	INIT_LIST_HEAD(&vdev->mcasts);
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->cq_ida);
 	ida_init(&vdev->srq_ida);
@@ -362,6 +370,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &vhca_verbs_ops);
 	ib_set_device_ops(ibdev, &vhca_mr_ops);
 	ib_set_device_ops(ibdev, &vhca_mw_ops);
+	ib_set_device_ops(ibdev, &vhca_mcast_ops);
 	ib_set_device_ops(ibdev, &vhca_kverbs_ops);
 	ib_set_device_ops(ibdev, &vhca_counter_ops);
 	ibdev->driver_def = vhca_uapi_defs;

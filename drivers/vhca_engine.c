@@ -450,15 +450,17 @@ static bool vhca_ud_accepts(struct vhca_qp *peer, u32 qkey)
 }
 
 /**
- * vhca_ud_from_wire() - a UD datagram from the wire for QP @m->h.dqpn
+ * vhca_ud_take() - a UD datagram from the wire to @peer, if it takes it
  * @vdev: the device it arrived on
+ * @peer: the QP it is for, or NULL
  * @m: the datagram
  *
- * A datagram for no QP, for a QP that is not UD or not receiving, or with
- * the wrong Q_Key is dropped, as the IBA says.  Softirq context (bottom
- * halves off), under rcu_read_lock().
+ * Softirq context (bottom halves off), under rcu_read_lock().
+ *
+ * Return: false if @peer is no UD QP that receives with @m's Q_Key.
  */
-void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
+bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
+		  const struct vhca_ud_msg *m)
 {
 	struct vhca_rx_scratch *sc = this_cpu_ptr(&vhca_rx_scratch);
 	struct vhca_rmsg msg = {
@@ -468,17 +470,39 @@ void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
 	};
 	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
 	struct vhca_cursor src = { .seg = &data, .nseg = 1 };
-	struct vhca_qp *peer = xa_load(&vdev->qp_xa, m->h.dqpn);
 
-	if (!vhca_ud_accepts(peer, m->h.qkey)) {
-		vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
-		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
-		return;
-	}
+	if (!vhca_ud_accepts(peer, m->h.qkey))
+		return false;
 	vhca_count_qp(peer, VHCA_CNT_RCVD_PKTS);
 	if (!vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
 			     m->grh, m->net, &src, m->len, &msg, m->h.sqpn))
 		vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
+	return true;
+}
+
+/**
+ * vhca_ud_from_wire() - a UD datagram from the wire for QP @m->h.dqpn
+ * @vdev: the device it arrived on
+ * @m: the datagram
+ *
+ * The multicast QPN means every QP attached to the group it was sent to.
+ * A datagram no QP takes (none, not UD, not receiving, or the wrong
+ * Q_Key) is dropped, as the IBA says.  Softirq context (bottom halves
+ * off), under rcu_read_lock().
+ */
+void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
+{
+	bool taken;
+
+	if (m->h.dqpn == IB_MULTICAST_QPN)
+		taken = vhca_mcast_from_wire(vdev, m);
+	else
+		taken = vhca_ud_take(vdev, xa_load(&vdev->qp_xa, m->h.dqpn),
+				     m);
+	if (!taken) {
+		vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
+		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
+	}
 }
 
 /* A UD SEND to a GID that is not this host's: RoCEv2 on the wire. */

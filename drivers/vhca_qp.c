@@ -605,6 +605,7 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);
 
+	vhca_mcast_qp_gone(qp);
 	xa_erase(&to_vdev(ibqp->device)->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
 	if (qp->resp.rd)

@@ -137,6 +137,10 @@ bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 
 /* vhca_engine.c: a UD datagram from the wire */
 void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
+bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
+		  const struct vhca_ud_msg *m);
+unsigned int vhca_mcast_from_wire(struct vhca_dev *vdev,
+				  const struct vhca_ud_msg *m);
 
 /* vhca_resp.c: the responder of UC and RC on the wire */
 void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m);

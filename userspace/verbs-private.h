@@ -103,7 +103,8 @@ struct verbs_context_ops {
 	void *alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	void *alloc_td, *async_event, *attach_counters_point_flow;
-	void *attach_mcast;
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
 	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
 		       struct ibv_mw_bind *mw_bind);
 	void *close_xrcd, *cq_event;
@@ -133,7 +134,9 @@ struct verbs_context_ops {
 	int (*destroy_qp)(struct ibv_qp *qp);
 	void *destroy_rwq_ind_table;
 	int (*destroy_srq)(struct ibv_srq *srq);
-	void *destroy_wq, *detach_mcast;
+	void *destroy_wq;
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
 	void (*free_context)(struct ibv_context *context);
 	void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd;
 	void *modify_cq, *modify_flow_action_esp;
@@ -340,6 +343,10 @@ int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
 		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
 		     size_t resp_size);
 int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct vhca_cmd_create_cq *cmd,
@@ -431,6 +438,8 @@ _Static_assert(offsetof(struct verbs_context_ops, rereg_mr) == 70 * 8, "rereg_mr
 _Static_assert(offsetof(struct verbs_context_ops, alloc_mw) == 2 * 8, "alloc_mw");
 _Static_assert(offsetof(struct verbs_context_ops, bind_mw) == 10 * 8, "bind_mw");
 _Static_assert(offsetof(struct verbs_context_ops, dealloc_mw) == 25 * 8, "dealloc_mw");
+_Static_assert(offsetof(struct verbs_context_ops, attach_mcast) == 9 * 8, "attach_mcast");
+_Static_assert(offsetof(struct verbs_context_ops, detach_mcast) == 38 * 8, "detach_mcast");
 _Static_assert(offsetof(struct verbs_context_ops, create_qp) == 19 * 8, "create_qp");
 _Static_assert(offsetof(struct verbs_context_ops, create_ah) == 13 * 8, "create_ah");
 _Static_assert(offsetof(struct verbs_context_ops, destroy_ah) == 29 * 8, "destroy_ah");
