@@ -82,6 +82,7 @@ tap_run verbs build/tests/verbs_basic vhca0
 tap_run rings build/tests/rings vhca0
 tap_run mr build/tests/mr vhca0
 tap_run mw build/tests/mw vhca0
+tap_run mcast build/tests/mcast vhca0 eth0
 tap_run qp build/tests/qp vhca0
 tap_run send build/tests/send vhca0
 tap_run hostile build/tests/hostile vhca0

@@ -58,6 +58,23 @@ qp_counted() {
 	[ "$rc" = 0 ] && [ "$qp_sent" -gt 0 ]
 }
 # recvv -s|-c ADDR [MODE]: rdma_post_recvv(3) (the server prints TAP)
+# mc_recv BIND GROUP: mckey joins GROUP (rdma_join_multicast: IGMP, then
+# ibv_attach_mcast) and takes 10 datagrams sent to it.  mc_send BIND
+# GROUP: mckey joins it and sends 10, every half second for 25 s, since
+# the receiver in the other guest joins when its turn comes and a
+# datagram sent before that is lost.  The receiver's MTU-sized buffers
+# take whole datagrams with their GRH.
+mc_recv() {
+	timeout 90 mckey -b "$1" -m "$2" -C 10 -S 1000
+}
+mc_send() {
+	local end=$((SECONDS + 25))
+	while [ $SECONDS -lt $end ]; do
+		timeout 20 mckey -b "$1" -m "$2" -s -C 10 -S 1000 \
+			>/tmp/mckey.log 2>&1 || { cat /tmp/mckey.log; return 1; }
+		sleep 0.5
+	done
+}
 recvv() { timeout 60 build/tests/post_recvv "$@"; }
 
 interop_vhca_a() {
@@ -106,6 +123,8 @@ interop_vhca_a() {
 		tap_run "guest a: post_recvv $mode on vhca0, client vhca0 in b" \
 			recvv -s 10.76.1.1 $mode
 	done
+	check "guest a: mckey receiver on vhca0 (239.1.2.3), sender vhca0 in b" \
+		mc_recv 10.76.1.1 239.1.2.3
 	check "guest a: ib_write_bw server on vhca0, client vhca0 in b counting its QP" \
 		pt ib_write_bw vhca0 -n 2000
 }
@@ -177,6 +196,8 @@ interop_vhca_b() {
 		check "guest b: post_recvv client on vhca0, server ($mode) vhca0 in a" \
 			retry recvv -c 10.76.1.1
 	done
+	check "guest b: mckey sender on vhca0 to 239.1.2.3, receiver vhca0 in a" \
+		mc_send 10.76.1.2 239.1.2.3
 	# rdma statistic qp: in auto mode each new RC QP gets a counter set
 	# of its own, which counts its packets instead of the port's own
 	# counters; the port shows both
@@ -257,6 +278,10 @@ interop_rxe_a() {
 		retry rp -c 10.76.1.2
 	check "guest a: udaddy server on vhca0, client rxe0 in b" \
 		timeout 90 udaddy
+	check "guest a: mckey receiver on vhca0 (239.1.2.4), sender rxe0 in b" \
+		mc_recv 10.76.1.1 239.1.2.4
+	check "guest a: mckey sender on vhca0 to 239.1.2.5, receiver rxe0 in b" \
+		mc_send 10.76.1.1 239.1.2.5
 	tap_run "guest a: post_recvv small on vhca0, client rxe0 in b" \
 		recvv -s 10.76.1.1 small
 	check "guest a: rdma statistic counts packets both ways" \
@@ -318,6 +343,10 @@ interop_rxe_b() {
 		rp -s 10.76.1.2
 	check "guest b: udaddy client on rxe0, server vhca0 in a" \
 		retry timeout 20 udaddy -s 10.76.1.1
+	check "guest b: mckey sender on rxe0 to 239.1.2.4, receiver vhca0 in a" \
+		mc_send 10.76.1.2 239.1.2.4
+	check "guest b: mckey receiver on rxe0 (239.1.2.5), sender vhca0 in a" \
+		mc_recv 10.76.1.2 239.1.2.5
 	check "guest b: post_recvv client on rxe0, server vhca0 in a" \
 		retry recvv -c 10.76.1.1
 }
