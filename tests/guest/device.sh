@@ -83,6 +83,23 @@ tap_run rings build/tests/rings vhca0
 tap_run mr build/tests/mr vhca0
 tap_run mw build/tests/mw vhca0
 tap_run mcast build/tests/mcast vhca0 eth0
+# a process killed with a QP attached: uverbs detaches it, and the
+# netdev leaves the group
+mcast_killed() {
+	local pid
+	build/tests/mcast vhca0 eth0 killed >/tmp/mc.out 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do grep -q attached /tmp/mc.out && break; sleep 0.1; done
+	grep -q attached /tmp/mc.out && grep -q ff020000000000000000000100020003 /proc/net/igmp6 || return 1
+	kill -9 $pid
+	wait $pid
+	for _ in $(seq 100); do
+		grep -q ff020000000000000000000100020003 /proc/net/igmp6 || return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "multicast: a process killed with a QP attached leaves the group" mcast_killed
 tap_run qp build/tests/qp vhca0
 tap_run send build/tests/send vhca0
 tap_run hostile build/tests/hostile vhca0

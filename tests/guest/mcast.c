@@ -5,7 +5,10 @@
  * netdev's IP multicast loopback as from a NIC's port; the netdev is a
  * member of the group (MLD) while QPs are attached.  TAP output.
  *
- *   mcast DEV NETDEV
+ *   mcast DEV NETDEV [killed]
+ *
+ * killed: attach one QP, say so, and wait to be killed with it attached;
+ * the caller checks that the netdev left the group.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -151,6 +154,13 @@ int main(int argc, char **argv)
 			return printf("Bail out! UD QP %d: %s\n", i,
 				      strerror(errno)), 1;
 		post_recv(i);
+	}
+	if (argc > 3 && !strcmp(argv[3], "killed")) {
+		if (ibv_attach_mcast(qp[1], &mgid, 0) || !member())
+			return printf("attach failed\n"), 1;
+		printf("attached\n");
+		fflush(stdout);
+		pause();
 	}
 	aa.grh.dgid = mgid;
 	ah = ibv_create_ah(pd, &aa);
