@@ -13,6 +13,7 @@ struct engine_fixture {
 	struct vhca_dev vdev;
 	struct vhca_mr mr;
 	struct ib_pd pd, other_pd;
+	struct vhca_qp qp, other_qp;	/* of pd, of other_pd */
 	u32 key;
 };
 
@@ -30,6 +31,10 @@ static int engine_init(struct kunit *test)
 	f->mr.length = 0x2000;
 	f->mr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 	f->mr.pd = &f->pd;
+	f->qp.ibqp.pd = &f->pd;
+	f->qp.uid = 7;
+	f->other_qp.ibqp.pd = &f->other_pd;
+	f->other_qp.uid = 8;
 	KUNIT_ASSERT_EQ(test, xa_alloc(&f->vdev.mr_xa, &index, &f->mr,
 				       XA_LIMIT(1, VHCA_MAX_MR), GFP_KERNEL), 0);
 	f->key = index << 8 | 0x5a;
@@ -250,12 +255,16 @@ static void fast_reg(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, room, (u32)SZ_4K);
 
 	/* invalidation: the right key, once, in its own PD */
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->pd, key ^ 1));
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->other_pd,
-						    key));
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->pd, f->key));
-	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->pd, key));
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->pd, key));
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->qp, key ^ 1,
+						    false));
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->other_qp,
+						    key, false));
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->qp, f->key,
+						    false));
+	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->qp, key,
+						   false));
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->qp, key,
+						    false));
 	KUNIT_EXPECT_NULL(test, find(f, key, &f->pd, 0, iova, 1));
 	/* and with a new variant byte it registers again */
 	KUNIT_EXPECT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, key + 1, iova,
@@ -323,7 +332,11 @@ static void wqe_opcodes(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, false, op, 0), bad);
 		KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UD, true, op, 0), bad);
 	}
-	KUNIT_EXPECT_NULL(test, vhca_wr_op(IB_UVERBS_WR_BIND_MW));
+	/* windows bind on connected QPs, with nothing inline */
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UC, true, IB_UVERBS_WR_BIND_MW, 0), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UD, true, IB_UVERBS_WR_BIND_MW, 0), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_BIND_MW,
+					VHCA_SWQE_F_INLINE), bad);
 	KUNIT_EXPECT_NULL(test, vhca_wr_op(IB_UVERBS_WR_TSO));
 	KUNIT_EXPECT_NULL(test, vhca_wr_op(0xff));
 }
@@ -337,7 +350,8 @@ static void mr_readers(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vhca_mr_read_begin(&f->mr, f->key));
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 1);
 	vhca_mr_read_end(&f->mr);
-	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->pd, f->key));
+	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->qp, f->key,
+						   false));
 	/* found before the key went, begun after: nothing is read */
 	KUNIT_EXPECT_FALSE(test, vhca_mr_read_begin(&f->mr, f->key));
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
@@ -369,9 +383,63 @@ static void segs_hold(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
 	/* invalidated after the lookup, before the copy */
 	seg[2].key ^= 1;
-	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->pd, f->key));
+	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->qp, f->key,
+						   false));
 	KUNIT_EXPECT_FALSE(test, vhca_segs_hold(seg, 1));
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
+}
+
+/*
+ * A bound type 2 window: an rkey for requests on its QP, within its range
+ * and access, never an lkey; a SEND_WITH_INV on another QP leaves it, one
+ * on its QP frees it and lets its MR go.
+ */
+static void mw_keys(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+	struct vhca_qp *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	struct vhca_mr *win = kunit_kzalloc(test, sizeof(*win), GFP_KERNEL);
+	const int w = IB_ACCESS_REMOTE_WRITE;
+	u32 index, key;
+
+	KUNIT_ASSERT_NOT_NULL(test, win);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	other->ibqp.pd = &f->pd;	/* the same PD, another QP */
+	other->uid = 9;
+	KUNIT_ASSERT_EQ(test, xa_alloc(&f->vdev.mr_xa, &index, win,
+				       XA_LIMIT(1, VHCA_MAX_MR), GFP_KERNEL), 0);
+	key = index << 8 | 0x33;
+	win->type = VHCA_MR_MW;
+	win->mw_type = IB_MW_TYPE_2;
+	win->pd = &f->pd;
+	win->parent = &f->mr;
+	win->iova = 0x10800;
+	win->length = 0x100;
+	win->access = w;
+	win->qp_uid = f->qp.uid;
+	win->key = key;
+	spin_lock_init(&win->lock);
+	atomic_set(&f->mr.nr_mw, 1);
+
+	KUNIT_EXPECT_PTR_EQ(test, vhca_mr_find_remote(&f->vdev, key, &f->qp, w,
+						      0x10800, 0x100), win);
+	KUNIT_EXPECT_NULL(test, vhca_mr_find(&f->vdev, key, &f->pd, 0,
+					     0x10800, 16));
+	KUNIT_EXPECT_NULL(test, vhca_mr_find_remote(&f->vdev, key, other, w,
+						    0x10800, 16));
+	KUNIT_EXPECT_NULL(test, vhca_mr_find_remote(&f->vdev, key, &f->qp,
+						    IB_ACCESS_REMOTE_READ,
+						    0x10800, 16));
+	KUNIT_EXPECT_NULL(test, vhca_mr_find_remote(&f->vdev, key, &f->qp, w,
+						    0x108f8, 16));
+	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, other, key,
+						    true));
+	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->qp, key,
+						   true));
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.nr_mw), 0);
+	KUNIT_EXPECT_NULL(test, vhca_mr_find_remote(&f->vdev, key, &f->qp, w,
+						    0x10800, 16));
+	xa_erase(&f->vdev.mr_xa, index);
 }
 
 static struct kunit_case vhca_engine_cases[] = {
@@ -385,6 +453,7 @@ static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(wqe_opcodes),
 	KUNIT_CASE(mr_readers),
 	KUNIT_CASE(segs_hold),
+	KUNIT_CASE(mw_keys),
 	{}
 };
 
