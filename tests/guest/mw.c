@@ -127,6 +127,27 @@ static int inv(struct pair *p, uint32_t key)
 	       -3 : (int)wc.status;
 }
 
+/*
+ * A SEND_WITH_INV of @key from @p's b into a receive of a, in @mr: the
+ * sender's completion in *@swc, the receiver's in *@rwc.
+ */
+static void send_inv(struct pair *p, struct ibv_mr *mr, uint32_t key,
+		     struct ibv_wc *swc, struct ibv_wc *rwc)
+{
+	struct ibv_sge rs = { (uintptr_t)buf, 64, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 4, .sg_list = &rs, .num_sge = 1 },
+			   *rbad;
+	struct ibv_send_wr s = { .wr_id = 5, .opcode = IBV_WR_SEND_WITH_INV,
+				 .invalidate_rkey = key };
+
+	swc->status = NO_WC;
+	rwc->status = NO_WC;
+	if (ibv_post_recv(p->a, &rwr, &rbad) || post(p->b, &s))
+		return;
+	*swc = wait_wc(p->cqb);
+	*rwc = wait_wc(p->cqa);
+}
+
 static uint64_t win_addr(size_t off)
 {
 	return (uintptr_t)buf + WIN_OFF + off;
@@ -150,6 +171,7 @@ static void type2_tests(struct ibv_mr *mr, enum ibv_qp_type t)
 	const char *tn = t == IBV_QPT_RC ? "RC" : "UC";
 	unsigned int rw = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_wc swc, rwc;
 	struct pair p, q;
 	uint32_t key;
 	int st;
@@ -219,25 +241,12 @@ static void type2_tests(struct ibv_mr *mr, enum ibv_qp_type t)
 		key = ibv_inc_rkey(key);
 		bind_status(&p, mw, key, mr, WIN_OFF, WIN_LEN, rw);
 		/* SEND_WITH_INV from b invalidates a's window */
-		{
-			struct ibv_sge rs = { (uintptr_t)buf, 64, mr->lkey };
-			struct ibv_recv_wr rwr = { .wr_id = 4, .sg_list = &rs,
-						   .num_sge = 1 }, *rbad;
-			struct ibv_send_wr s = { .wr_id = 5,
-						 .opcode = IBV_WR_SEND_WITH_INV,
-						 .invalidate_rkey = key };
-			struct ibv_wc rwc, swc;
-
-			ibv_post_recv(p.a, &rwr, &rbad);
-			st = post(p.b, &s);
-			swc = wait_wc(p.cqb);
-			rwc = wait_wc(p.cqa);
-			check(!st && swc.status == IBV_WC_SUCCESS &&
-			      rwc.status == IBV_WC_SUCCESS &&
-			      (rwc.wc_flags & IBV_WC_WITH_INV) &&
-			      rwc.invalidated_rkey == key,
-			      "RC: SEND_WITH_INV invalidates the window of the QP it reaches");
-		}
+		send_inv(&p, mr, key, &swc, &rwc);
+		check(swc.status == IBV_WC_SUCCESS &&
+		      rwc.status == IBV_WC_SUCCESS &&
+		      (rwc.wc_flags & IBV_WC_WITH_INV) &&
+		      rwc.invalidated_rkey == key,
+		      "RC: SEND_WITH_INV invalidates the window of the QP it reaches");
 		st = rdma(p.b, p.cqb, IBV_WR_RDMA_WRITE, key, win_addr(0), 64);
 		check(st == IBV_WC_REM_ACCESS_ERR,
 		      "RC: no WRITE through the invalidated window (%d)", st);
@@ -247,24 +256,11 @@ static void type2_tests(struct ibv_mr *mr, enum ibv_qp_type t)
 		pair_up(&q, t);
 		key = ibv_inc_rkey(key);
 		bind_status(&q, mw, key, mr, WIN_OFF, WIN_LEN, rw);
-		{
-			struct ibv_sge rs = { (uintptr_t)buf, 64, mr->lkey };
-			struct ibv_recv_wr rwr = { .wr_id = 4, .sg_list = &rs,
-						   .num_sge = 1 }, *rbad;
-			struct ibv_send_wr s = { .wr_id = 5,
-						 .opcode = IBV_WR_SEND_WITH_INV,
-						 .invalidate_rkey = key };
-			struct ibv_wc swc;
-
-			ibv_post_recv(p.a, &rwr, &rbad);
-			post(p.b, &s);
-			swc = wait_wc(p.cqb);
-			st = rdma(q.b, q.cqb, IBV_WR_RDMA_WRITE, key,
-				  win_addr(0), 64);
-			check(swc.status != IBV_WC_SUCCESS && swc.status != NO_WC &&
-			      !st, "RC: a SEND_WITH_INV for another QP's window fails, which keeps working (%d, %d)",
-			      swc.status, st);
-		}
+		send_inv(&p, mr, key, &swc, &rwc);
+		st = rdma(q.b, q.cqb, IBV_WR_RDMA_WRITE, key, win_addr(0), 64);
+		check(swc.status != IBV_WC_SUCCESS && swc.status != NO_WC && !st,
+		      "RC: a SEND_WITH_INV for another QP's window fails, which keeps working (%d, %d)",
+		      swc.status, st);
 		pair_down(&q);
 		pair_down(&p);
 	} else {
