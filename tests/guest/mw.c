@@ -166,6 +166,22 @@ static int bind_status(struct pair *p, struct ibv_mw *mw, uint32_t key,
 	       -3 : (int)wc.status;
 }
 
+/*
+ * A fresh pair @p in place of the one whose error ended the last check;
+ * @mw, bound under @key, freed by its a and bound again over the window
+ * under the next key, which is returned.
+ */
+static uint32_t rebind(struct pair *p, enum ibv_qp_type t, struct ibv_mw *mw,
+		       uint32_t key, struct ibv_mr *mr, unsigned int acc)
+{
+	pair_down(p);
+	pair_up(p, t);
+	inv(p, key);
+	key = ibv_inc_rkey(key);
+	bind_status(p, mw, key, mr, WIN_OFF, WIN_LEN, acc);
+	return key;
+}
+
 static void type2_tests(struct ibv_mr *mr, enum ibv_qp_type t)
 {
 	const char *tn = t == IBV_QPT_RC ? "RC" : "UC";
@@ -226,20 +242,12 @@ static void type2_tests(struct ibv_mr *mr, enum ibv_qp_type t)
 		check(st == IBV_WC_REM_ACCESS_ERR,
 		      "RC: no READ through a window that grants WRITE only (%d)",
 		      st);
-		pair_down(&p);
-		pair_up(&p, t);
-		inv(&p, key);
-		key = ibv_inc_rkey(key);
-		bind_status(&p, mw, key, mr, WIN_OFF, WIN_LEN, rw);
+		key = rebind(&p, t, mw, key, mr, rw);
 		st = rdma(p.b, p.cqb, IBV_WR_RDMA_WRITE, key,
 			  win_addr(WIN_LEN - 32), 64);
 		check(st == IBV_WC_REM_ACCESS_ERR,
 		      "RC: no WRITE past the window's end (%d)", st);
-		pair_down(&p);
-		pair_up(&p, t);
-		inv(&p, key);
-		key = ibv_inc_rkey(key);
-		bind_status(&p, mw, key, mr, WIN_OFF, WIN_LEN, rw);
+		key = rebind(&p, t, mw, key, mr, rw);
 		/* SEND_WITH_INV from b invalidates a's window */
 		send_inv(&p, mr, key, &swc, &rwc);
 		check(swc.status == IBV_WC_SUCCESS &&
