@@ -302,10 +302,11 @@ static int vhca_check_send(const struct vhca_qp *qp,
 		return EOPNOTSUPP;
 	if ((wr->send_flags & IBV_SEND_INLINE) && !vhca_op_sends_data(wr->opcode))
 		return EINVAL;
+	if (wr->send_flags & ~VHCA_SEND_FLAGS)
+		return EINVAL;
 	/* type 2 windows from ibv_post_send(), type 1 from ibv_bind_mw() */
 	if (wr->opcode == IBV_WR_BIND_MW)
-		return !(wr->send_flags & ~VHCA_SEND_FLAGS) &&
-		       vhca_bind_postable(&qp->vqp.qp, wr->bind_mw.mw,
+		return vhca_bind_postable(&qp->vqp.qp, wr->bind_mw.mw,
 					  bind_verb ? IBV_MW_TYPE_1 :
 						      IBV_MW_TYPE_2,
 					  wr->bind_mw.rkey,
@@ -318,8 +319,6 @@ static int vhca_check_send(const struct vhca_qp *qp,
 		return wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
 		       (wr->wr.atomic.remote_addr & 7) ? EINVAL : 0;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
-		return EINVAL;
-	if (wr->send_flags & ~VHCA_SEND_FLAGS)
 		return EINVAL;
 	if (wr->num_sge < 0)
 		return EINVAL;
