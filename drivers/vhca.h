@@ -321,11 +321,15 @@ struct vhca_seg {
 	u32 len;
 };
 
-/* Atomics an RC responder remembers, to answer a duplicate the same. */
+/*
+ * Atomics and ATOMIC WRITEs an RC responder remembers, to answer a
+ * duplicate the same.
+ */
 #define VHCA_RC_ATOMIC_RES	VHCA_MAX_RD_ATOM
 
 struct vhca_atomic_res {
 	bool valid;
+	bool write;	/* an ATOMIC WRITE, with no @orig */
 	u32 psn;
 	u64 orig;
 };

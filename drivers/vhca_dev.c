@@ -273,6 +273,7 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IB_DEVICE_ATOMIC_WRITE |
 			      IB_DEVICE_SRQ_RESIZE;
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

@@ -4,9 +4,9 @@
  * would and moves data between QPs of the vhca devices of this host (the
  * AV's DGID names the device, the QPN the QP): SEND, SEND_WITH_IMM, RDMA
  * WRITE and WRITE_WITH_IMM on RC and UC; SEND_WITH_INV, RDMA READ,
- * ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD on RC; SEND and
- * SEND_WITH_IMM on UD and GSI, with the GRH; LOCAL_INV and, for kernel
- * QPs, REG_MR.  A UD datagram to a GID no device here has goes on the
+ * ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD and ATOMIC_WRITE on RC; SEND
+ * and SEND_WITH_IMM on UD and GSI, with the GRH; LOCAL_INV, BIND_MW and,
+ * for kernel QPs, REG_MR.  A UD datagram to a GID no device here has goes on the
  * wire (vhca_net.c), and those from the wire are delivered here.  A UC or
  * RC QP whose peer is on another host goes to the requester (vhca_req.c).
  * The building blocks every path shares are in vhca_wqe.c.
@@ -337,12 +337,39 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
 
-	old = vhca_atomic(rmr, va, w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
-			  w->atomic.compare_add, w->atomic.swap);
+	if (!vhca_atomic(rmr, va, w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
+			 w->atomic.compare_add, w->atomic.swap, &old))
+		return IB_WC_REM_INV_REQ_ERR;
 	res = (struct vhca_seg){ .kbuf = (const u8 *)&old, .len = sizeof(old) };
 	src = (struct vhca_cursor){ .seg = &res, .nseg = 1 };
 	dst = (struct vhca_cursor){ .seg = seg, .nseg = 1 };
 	vhca_copy(&dst, &src, sizeof(old));
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * An ATOMIC WRITE: the 8 bytes in the WQE go to the peer's word at
+ * remote_addr in one store.  The responder's rules of the wire path
+ * apply: write access, an aligned word, and responder resources.
+ */
+static int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
+				  const struct vhca_swqe *w)
+{
+	u64 va = w->atomic.remote_addr;
+	struct vhca_qp *peer;
+	struct vhca_mr *rmr;
+
+	peer = vhca_peer(vdev, qp);
+	if (!peer)
+		return IB_WC_RETRY_EXC_ERR;
+	if (va & 7 || !READ_ONCE(peer->attr.max_dest_rd_atomic))
+		return IB_WC_REM_INV_REQ_ERR;
+	rmr = vhca_remote(peer, w->atomic.rkey, va, sizeof(u64),
+			  IB_ACCESS_REMOTE_WRITE);
+	if (!rmr)
+		return IB_WC_REM_ACCESS_ERR;
+	if (!vhca_atomic_store(rmr, va, w->atomic.swap))
+		return IB_WC_REM_INV_REQ_ERR;
 	return IB_WC_SUCCESS;
 }
 
@@ -708,7 +735,10 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return vhca_wqe_local(vdev, qp, w);
 	/* the atomics, as the table allows */
 	rcu_read_lock();
-	status = vhca_exec_atomic(vdev, qp, w, sseg);
+	if (vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE))
+		status = vhca_exec_atomic_write(vdev, qp, w);
+	else
+		status = vhca_exec_atomic(vdev, qp, w, sseg);
 	rcu_read_unlock();
 	return status;
 }

@@ -11,7 +11,10 @@
 enum {
 	VHCA_OPF_DATA_OUT	= 1 << 0,	/* its SGEs, or inline bytes, are sent */
 	VHCA_OPF_REMOTE		= 1 << 1,	/* names remote memory by rkey */
-	/* a READ or atomic: counts against max_rd_atomic, done by its response */
+	/*
+	 * a READ, atomic or ATOMIC WRITE: counts against max_rd_atomic, is
+	 * answered by the responder's resources, done by its response
+	 */
 	VHCA_OPF_RD_ATOMIC	= 1 << 2,
 	VHCA_OPF_IMM		= 1 << 3,	/* carries immediate data */
 	VHCA_OPF_LOCAL		= 1 << 4,	/* no packet: done on this host */
@@ -21,6 +24,7 @@ enum {
 	VHCA_OPF_READ		= 1 << 8,	/* an RDMA READ */
 	VHCA_OPF_ATOMIC		= 1 << 9,	/* an atomic */
 	VHCA_OPF_INV		= 1 << 10,	/* invalidates the responder's rkey */
+	VHCA_OPF_ATOMIC_WRITE	= 1 << 11,	/* stores 8 bytes at once */
 };
 
 /**
@@ -123,8 +127,9 @@ void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 		    u32 len);
 int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
 		   const struct vhca_swqe *w);
-u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
-		u64 swap);
+bool vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
+		 u64 swap, u64 *orig);
+bool vhca_atomic_store(struct vhca_mr *mr, u64 va, u64 val);
 unsigned long vhca_rnr_jiffies(u8 timer);
 
 /* vhca_engine.c: the send rings, and the same-host path */

@@ -31,7 +31,7 @@
  * do not fit between the BTH and the ICRC.
  */
 bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
-		      u16 pkt, u32 *hlen, u32 *len)
+		      u32 pkt, u32 *hlen, u32 *len)
 {
 	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
 
@@ -47,7 +47,7 @@ bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
  * linear part and the ICRC has been checked.  Returns false to drop it.
  */
 static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
-			 const struct vhca_bth *bth, u16 pkt)
+			 const struct vhca_bth *bth, u32 pkt)
 {
 	const struct vhca_deth *deth = (const void *)(bth + 1);
 	struct vhca_ud_msg m = {};
@@ -82,7 +82,7 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
  * IETH.  Returns false to drop it as malformed.
  */
 static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
-			  const struct vhca_bth *bth, u16 pkt, bool ce)
+			  const struct vhca_bth *bth, u32 pkt, bool ce)
 {
 	const u8 *p = (const u8 *)(bth + 1);
 	struct vhca_conn_msg m = {};
@@ -136,7 +136,7 @@ static void vhca_recv_roce(struct vhca_dev *vdev, struct sk_buff *skb)
 	u32 min = sizeof(struct udphdr) + sizeof(struct vhca_bth) +
 		  VHCA_ICRC_SIZE;
 	const struct vhca_bth *bth;
-	u16 pkt;
+	u32 pkt;
 	u32 l3_len, icrc;
 	bool ok = false, ce;
 

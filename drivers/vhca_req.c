@@ -18,7 +18,8 @@
  * then sends what it may.  An ACK completes every SEND and WRITE up to its
  * PSN; a READ or atomic completes with its responses, which are placed
  * into it as they come even while an older one waits (completion is in
- * order).  A gap in a READ's responses asks for the rest of that READ
+ * order), and an ATOMIC WRITE with its response of no bytes or an ACK
+ * past it.  A gap in a READ's responses asks for the rest of that READ
  * again, once per gap.  A sequence NAK or a
  * timeout goes back to the oldest WQE not complete and sends from there
  * (a READ or atomic keeps what its responses brought and asks for the
@@ -114,7 +115,7 @@ struct vhca_req_cb {
 	u64 orig;
 	u32 off;	/* of the payload, from skb->data */
 	u32 len;
-	u16 flags;	/* VHCA_PKT_* of its opcode */
+	u32 flags;	/* VHCA_PKT_* of its opcode */
 };
 
 static_assert((VHCA_RC_WINDOW & VHCA_RC_FL_MASK) == 0);
@@ -655,13 +656,19 @@ static struct vhca_req_wqe *vhca_req_advance(struct vhca_qp *qp, u32 psn,
 
 	while (qp->sq_cons != qp->req.next && qp->state != IB_QPS_ERR) {
 		e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
+		d = vhca_psn_diff(psn, e->psn + e->npkts - 1);
+		/*
+		 * An ATOMIC WRITE returns nothing: an ACK of it, or of
+		 * anything after it, says it is done, as for a WRITE.
+		 */
+		if (vhca_wr_is(e->opcode, VHCA_OPF_ATOMIC_WRITE) &&
+		    (d > 0 || (!d && through)))
+			e->got = e->npkts;
 		if (vhca_wr_is(e->opcode, VHCA_OPF_RD_ATOMIC)) {
 			if (e->got < e->npkts)
 				return e;
-		} else {
-			d = vhca_psn_diff(psn, e->psn + e->npkts - 1);
-			if (d < 0 || (!d && !through))
-				return e;
+		} else if (d < 0 || (!d && !through)) {
+			return e;
 		}
 		vhca_req_complete(qp, e->status);
 	}
@@ -754,8 +761,12 @@ static s64 vhca_req_find(struct vhca_qp *qp, u32 psn)
 	return -1;
 }
 
-/* A request packet with no payload (READ or atomic): lost if no memory. */
-static void vhca_req_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h)
+/*
+ * A request packet answered by a response of its own (READ, atomic, ATOMIC
+ * WRITE), with @len bytes of @data: lost if no memory.
+ */
+static void vhca_req_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h,
+			     const void *data, u32 len)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct sk_buff *skb;
@@ -763,9 +774,11 @@ static void vhca_req_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h)
 
 	vhca_req_flush(qp, false);
 	qp->req.unacked = 0;	/* its response acknowledges what went before */
-	skb = vhca_net_alloc(vdev, h, 0, &payload);
-	if (skb)	/* else lost: the timer or the next gap asks again */
-		vhca_net_send_qp(vdev, skb, qp);
+	skb = vhca_net_alloc(vdev, h, len, &payload);
+	if (!skb)
+		return;	/* lost: the timer or the next gap asks again */
+	memcpy(payload, data, len);
+	vhca_net_send_qp(vdev, skb, qp);
 }
 
 /*
@@ -788,30 +801,37 @@ static void vhca_req_ask_read(struct vhca_qp *qp, const struct vhca_req_wqe *e,
 	};
 
 	vhca_req_went(qp, h.psn, 1, e->psn + e->npkts);
-	vhca_req_request(qp, &h);
+	vhca_req_request(qp, &h, NULL, 0);
 }
 
-/* Ask for atomic @e (WQE @w). */
+/*
+ * Ask for atomic or ATOMIC WRITE @e (WQE @w).  An ATOMIC WRITE is a RETH
+ * and its 8 bytes, as they lie in the WQE.
+ */
 static void vhca_req_ask_atomic(struct vhca_qp *qp, const struct vhca_req_wqe *e,
 				const struct vhca_swqe *w)
 {
 	bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+	bool aw = vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE);
 	struct vhca_tx_hdr h = {
 		.opcode = VHCA_OP_RC |
-			  (cas ? VHCA_OP_CMP_SWAP : VHCA_OP_FETCH_ADD),
+			  (aw ? VHCA_OP_ATOMIC_WRITE :
+			   cas ? VHCA_OP_CMP_SWAP : VHCA_OP_FETCH_ADD),
 		.dqpn = qp->attr.dest_qp_num,
 		.psn = e->psn,
 		.ackreq = true,
-		.has_atomic = true,
+		.has_reth = aw,
+		.has_atomic = !aw,
 		.va = w->atomic.remote_addr,
 		.rkey = w->atomic.rkey,
+		.dmalen = aw ? sizeof(u64) : 0,
 		/* FETCH_ADD's addend travels in the swap field */
 		.swap = cas ? w->atomic.swap : w->atomic.compare_add,
 		.compare = cas ? w->atomic.compare_add : 0,
 	};
 
 	vhca_req_went(qp, h.psn, 1, e->psn + 1);
-	vhca_req_request(qp, &h);
+	vhca_req_request(qp, &h, &w->atomic.swap, aw ? sizeof(u64) : 0);
 }
 
 /*
@@ -877,6 +897,11 @@ static bool vhca_req_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 		return false;
 	}
 	e = &qp->req.fl[idx & VHCA_RC_FL_MASK];
+	if (vhca_wr_is(e->opcode, VHCA_OPF_ATOMIC_WRITE) && !cb->len &&
+	    (cb->flags & VHCA_PKT_FIRST) && end) {
+		e->got = e->npkts;	/* the response of no bytes it earns */
+		return true;
+	}
 	if (!vhca_wr_is(e->opcode, VHCA_OPF_READ)) {
 		vhca_count_qp(qp, VHCA_CNT_RCVD_UNEXPECTED);
 		return false;
@@ -1014,17 +1039,20 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_req_wqe *e = &qp->req.fl[qp->req.next & VHCA_RC_FL_MASK];
 	bool rd = vhca_wr_is(w->opcode, VHCA_OPF_READ);
-	bool at = vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC);
+	bool aw = vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE);
+	/* an ATOMIC WRITE goes as an atomic does, its data in the WQE */
+	bool at = aw || vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC);
 	struct vhca_seg *sseg = qp->seg;
 	u32 skip = qp->req.skip;	/* for this WQE alone */
 	struct vhca_cursor src;
 	unsigned int ns;
-	s64 len;
+	s64 len = sizeof(u64);
 
 	qp->req.skip = 0;
 	qp->req.partial = false;	/* until vhca_req_data() says */
-	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
-			      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
+	if (!aw)
+		len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
+				      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (len < 0)
 		return -len;
 	if (at && len != sizeof(u64))
@@ -1286,7 +1314,7 @@ static struct vhca_qp *vhca_req_requester(struct vhca_dev *vdev,
  * (counted here).
  */
 bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		       const struct vhca_bth *bth, u16 pkt, bool ce)
+		       const struct vhca_bth *bth, u32 pkt, bool ce)
 {
 	struct vhca_req_cb cb = { .flags = pkt };
 	const u8 *p = (const u8 *)(bth + 1);

@@ -4,7 +4,7 @@
  * moves a whole message at once; here a message is a sequence of packets
  * that vhca_recv.c parsed, and the responder keeps, per QP, where the
  * message under way is (struct vhca_resp): it places SENDs and WRITEs,
- * executes atomics, queues READs and sends their responses from rd_work,
+ * executes atomics and ATOMIC WRITEs, queues READs and sends their responses from rd_work,
  * answers duplicates, and sends ACKs, NAKs and CNPs.  The requester is in
  * vhca_req.c.
  */
@@ -503,9 +503,50 @@ static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 				 IB_ACCESS_REMOTE_ATOMIC, m->va, sizeof(u64));
 	if (!mr)
 		return VHCA_NAK_REM_ACCESS;
-	*orig = vhca_atomic(mr, m->va, m->op == VHCA_OP_CMP_SWAP, m->compare,
-			    m->swap);
+	if (!vhca_atomic(mr, m->va, m->op == VHCA_OP_CMP_SWAP, m->compare,
+			 m->swap, orig))
+		return VHCA_NAK_INV_REQ;	/* misaligned in memory */
 	return -1;
+}
+
+/*
+ * Execute an ATOMIC WRITE request: exactly 8 bytes, to an aligned word,
+ * with write access.  It takes a responder resource, as an atomic does,
+ * so a duplicate is answered without storing again.  Returns a NAK code,
+ * or -1.
+ */
+static int vhca_resp_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
+				  const struct vhca_conn_msg *m)
+{
+	struct vhca_mr *mr;
+	u64 val;
+
+	if (m->len != sizeof(u64) || m->dmalen != sizeof(u64) || m->va & 7 ||
+	    !READ_ONCE(qp->attr.max_dest_rd_atomic))
+		return VHCA_NAK_INV_REQ;
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
+		return VHCA_NAK_REM_ACCESS;
+	mr = vhca_mr_find_remote(vdev, m->rkey, qp, IB_ACCESS_REMOTE_WRITE,
+				 m->va, sizeof(u64));
+	if (!mr)
+		return VHCA_NAK_REM_ACCESS;
+	memcpy(&val, m->data, sizeof(val));	/* in memory order */
+	if (!vhca_atomic_store(mr, m->va, val))
+		return VHCA_NAK_INV_REQ;
+	return -1;
+}
+
+/*
+ * What answers an atomic or ATOMIC WRITE, first time or again: an atomic
+ * ACK with the original value, or for an ATOMIC WRITE a READ response of
+ * no bytes, as rxe sends; vhca's requester takes that or an ACK.
+ */
+static void vhca_resp_atomic_ack(struct vhca_dev *vdev, struct vhca_qp *qp,
+				 const struct vhca_atomic_res *res)
+{
+	vhca_resp_ack(vdev, qp, res->write ? VHCA_OP_READ_RESP_ONLY :
+			  VHCA_OP_ATOMIC_ACK, res->psn, VHCA_AETH_NO_CREDITS,
+		      res->orig);
 }
 
 /*
@@ -527,12 +568,12 @@ static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 			vhca_count_qp(qp, VHCA_CNT_RCVD_UNEXPECTED);
 		return;
 	}
-	if (m->flags & VHCA_PKT_ATOMIC) {
+	if (m->flags & (VHCA_PKT_ATOMIC | VHCA_PKT_ATOMIC_WRITE)) {
 		for (i = 0; i < VHCA_RC_ATOMIC_RES; i++) {
-			if (r->atomic[i].valid && r->atomic[i].psn == m->psn) {
-				vhca_resp_ack(vdev, qp, VHCA_OP_ATOMIC_ACK,
-					      m->psn, VHCA_AETH_NO_CREDITS,
-					      r->atomic[i].orig);
+			if (r->atomic[i].valid && r->atomic[i].psn == m->psn &&
+			    r->atomic[i].write ==
+			    !!(m->flags & VHCA_PKT_ATOMIC_WRITE)) {
+				vhca_resp_atomic_ack(vdev, qp, &r->atomic[i]);
 				return;
 			}
 		}
@@ -583,19 +624,24 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 		r->epsn = (m->psn + npkts) & VHCA_BTH_PSN_MASK;
 		return;
 	}
-	if (m->flags & VHCA_PKT_ATOMIC) {
-		nak = vhca_resp_atomic(vdev, qp, m, &orig);
+	if (m->flags & (VHCA_PKT_ATOMIC | VHCA_PKT_ATOMIC_WRITE)) {
+		bool aw = m->flags & VHCA_PKT_ATOMIC_WRITE;
+		struct vhca_atomic_res *res = &r->atomic[r->atomic_next];
+
+		orig = 0;
+		nak = aw ? vhca_resp_atomic_write(vdev, qp, m) :
+			   vhca_resp_atomic(vdev, qp, m, &orig);
 		if (nak >= 0) {
 			vhca_resp_nak(vdev, qp, m->psn, nak);
 			return;
 		}
 		r->msn++;
-		r->atomic[r->atomic_next] = (struct vhca_atomic_res){
-			.valid = true, .psn = m->psn, .orig = orig };
+		*res = (struct vhca_atomic_res){
+			.valid = true, .write = aw, .psn = m->psn, .orig = orig,
+		};
 		r->atomic_next = (r->atomic_next + 1) % VHCA_RC_ATOMIC_RES;
 		r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;
-		vhca_resp_ack(vdev, qp, VHCA_OP_ATOMIC_ACK, m->psn,
-			      VHCA_AETH_NO_CREDITS, orig);
+		vhca_resp_atomic_ack(vdev, qp, res);
 		return;
 	}
 

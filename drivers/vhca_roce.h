@@ -101,6 +101,7 @@ enum {
 	VHCA_OP_FETCH_ADD		= 0x14,
 	VHCA_OP_SEND_LAST_INV		= 0x16,
 	VHCA_OP_SEND_ONLY_INV		= 0x17,
+	VHCA_OP_ATOMIC_WRITE		= 0x1d,
 	VHCA_OP_UD_SEND_ONLY		= 0x64,
 	VHCA_OP_UD_SEND_ONLY_IMM	= 0x65,
 	/* RoCEv2's congestion notification, a class of its own */
@@ -130,12 +131,14 @@ enum {
 	VHCA_PKT_IMM		= 1 << 13,	/* ImmDt */
 	VHCA_PKT_INV		= 1 << 14,	/* IETH: an rkey to invalidate */
 	VHCA_PKT_CNP		= 1 << 15,
+	/* an ATOMIC WRITE: a RETH and 8 bytes stored at once (annex A19) */
+	VHCA_PKT_ATOMIC_WRITE	= 1 << 16,
 };
 
-extern const u16 vhca_pkt_ops[256];
+extern const u32 vhca_pkt_ops[256];
 
 /* Bytes of the extension headers a packet with VHCA_PKT_* @f has. */
-static inline u32 vhca_pkt_hlen(u16 f)
+static inline u32 vhca_pkt_hlen(u32 f)
 {
 	return (f & VHCA_PKT_RETH ? sizeof(struct vhca_reth) : 0) +
 	       (f & VHCA_PKT_AETH ? sizeof(struct vhca_aeth) : 0) +

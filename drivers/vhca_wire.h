@@ -36,7 +36,7 @@ struct vhca_tx_hdr {
 /* A UC or RC request packet from the wire, as the responder takes it. */
 struct vhca_conn_msg {
 	u8 op;		/* without the class bits */
-	u16 flags;	/* VHCA_PKT_* of its opcode */
+	u32 flags;	/* VHCA_PKT_* of its opcode */
 	bool rc;
 	bool se;
 	bool ackreq;
@@ -102,7 +102,7 @@ void vhca_recv_steer(struct vhca_dev *vdev);
 void vhca_recv_unsteer(struct vhca_dev *vdev);
 int vhca_recv_udp(struct sock *sk, struct sk_buff *skb);
 bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
-		      u16 pkt, u32 *hlen, u32 *len);
+		      u32 pkt, u32 *hlen, u32 *len);
 
 /*
  * Bytes per packet: the path MTU, but no more than the netdev carries
@@ -131,7 +131,7 @@ int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
 		const struct vhca_swqe *w, struct vhca_seg *sseg,
 		unsigned int ns, u32 len);
 bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		       const struct vhca_bth *bth, u16 pkt, bool ce);
+		       const struct vhca_bth *bth, u32 pkt, bool ce);
 bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 		  const struct vhca_bth *bth);
 

@@ -57,6 +57,13 @@ const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS] = {
 		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_ATOMIC,
 		.wc = IB_WC_FETCH_ADD,
 	},
+	/* its 8 bytes are in the WQE: no SGE, nothing inline */
+	[IB_UVERBS_WR_ATOMIC_WRITE] = {
+		.qpts = VHCA_QPT(RC),
+		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC |
+			 VHCA_OPF_ATOMIC_WRITE,
+		.wc = IB_WC_ATOMIC_WRITE,
+	},
 	[IB_UVERBS_WR_LOCAL_INV] = {
 		.qpts = VHCA_QPT_ALL,
 		.flags = VHCA_OPF_LOCAL,
@@ -521,26 +528,49 @@ int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return status;
 }
 
+/*
+ * The 8 bytes at @va of @mr, mapped, or NULL if they are not one aligned
+ * word in memory.  @va is aligned, but an MR's addresses are its user's
+ * to choose (ibv_reg_mr_iova()): the word they name may start anywhere in
+ * a page, and one that crosses a page would reach into the next physical
+ * page, which need not be the MR's.
+ */
+static u64 *vhca_atomic_map(struct vhca_mr *mr, u64 va)
+{
+	void *p;
+	u32 room;
+
+	p = vhca_mr_map(mr, va, &room);
+	if (room < sizeof(u64) || !IS_ALIGNED((uintptr_t)p, sizeof(u64))) {
+		vhca_mr_unmap(mr, p);
+		return NULL;
+	}
+	return p;
+}
+
 /**
  * vhca_atomic() - compare-and-swap or fetch-and-add on 8 bytes of an MR
  * @mr: the MR, found for @va with IB_ACCESS_REMOTE_ATOMIC
- * @va: 8-byte aligned, so the word is within one page
+ * @va: 8-byte aligned
  * @cas: compare-and-swap (else fetch-and-add)
  * @compare_add: what to compare with, or to add
  * @swap: what to store if the comparison holds
+ * @orig: set to the original value
  *
  * cmpxchg on the mapped word makes it atomic against every other atomic
  * of this host (and the CPUs).
  *
- * Return: the original value.
+ * Return: false, with nothing done, if the word is not aligned in memory
+ * (vhca_atomic_map()).
  */
-u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
-		u64 swap)
+bool vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
+		 u64 swap, u64 *orig)
 {
 	u64 *p, old, new, seen;
-	u32 room;
 
-	p = vhca_mr_map(mr, va, &room);
+	p = vhca_atomic_map(mr, va);
+	if (!p)
+		return false;
 	old = READ_ONCE(*p);
 	for (;;) {
 		if (cas)
@@ -553,5 +583,31 @@ u64 vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
 		old = seen;
 	}
 	vhca_mr_unmap(mr, p);
-	return old;
+	*orig = old;
+	return true;
+}
+
+/**
+ * vhca_atomic_store() - an ATOMIC WRITE's store of 8 bytes into an MR
+ * @mr: the MR, found for @va with IB_ACCESS_REMOTE_WRITE
+ * @va: 8-byte aligned
+ * @val: the bytes, in the order they go to memory
+ *
+ * One store, which no reader of the word sees half done, ordered after
+ * every store the QP made before it: what an ATOMIC WRITE is for is to
+ * publish data the WRITEs before it placed (a flag, a tail index).
+ *
+ * Return: false, with nothing stored, if the word is not aligned in
+ * memory (vhca_atomic_map()).
+ */
+bool vhca_atomic_store(struct vhca_mr *mr, u64 va, u64 val)
+{
+	u64 *p = vhca_atomic_map(mr, va);
+
+	if (!p)
+		return false;
+	/* Release: the QP's earlier stores are seen before this one. */
+	smp_store_release(p, val);
+	vhca_mr_unmap(mr, p);
+	return true;
 }

@@ -337,6 +337,13 @@ static void wqe_opcodes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UD, true, IB_UVERBS_WR_BIND_MW, 0), bad);
 	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_BIND_MW,
 					VHCA_SWQE_F_INLINE), bad);
+	/* ATOMIC WRITE: RC only, its 8 bytes in the WQE, never inline */
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_ATOMIC_WRITE, 0), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UC, true, IB_UVERBS_WR_ATOMIC_WRITE, 0), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_ATOMIC_WRITE,
+					VHCA_SWQE_F_INLINE), bad);
+	KUNIT_EXPECT_TRUE(test, vhca_wr_is(IB_UVERBS_WR_ATOMIC_WRITE,
+					   VHCA_OPF_RD_ATOMIC));
 	KUNIT_EXPECT_NULL(test, vhca_wr_op(IB_UVERBS_WR_TSO));
 	KUNIT_EXPECT_NULL(test, vhca_wr_op(0xff));
 }
@@ -442,6 +449,50 @@ static void mw_keys(struct kunit *test)
 	xa_erase(&f->vdev.mr_xa, index);
 }
 
+/*
+ * The atomics' and ATOMIC WRITE's word: stored and swapped in the page the
+ * MR names; refused, untouched, where it is not one aligned word in
+ * memory.  The core keeps an MR's iova and its memory at the same offset
+ * in a page, so only a page list entry out of line (which no ULP can
+ * make) gets there; nothing may be stored then past the word's page.
+ */
+static void atomic_word(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+	int acc = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		  IB_ACCESS_REMOTE_ATOMIC;
+	u8 *buf = kunit_kzalloc(test, 2 * SZ_4K, GFP_KERNEL);
+	const u64 iova = 0xabc0000, v = 0x1122334455667788ULL;
+	struct vhca_mr *mr;
+	u64 orig = 0, word;
+	u32 key;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	mr = fast_mr(test, f, buf, 2, &key);
+	KUNIT_ASSERT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, key, iova,
+					       2 * SZ_4K, acc, 12),
+			(int)IB_WC_SUCCESS);
+	/* iova + 8 is 8 bytes into the second page of buf (a reversed list) */
+	KUNIT_EXPECT_TRUE(test, vhca_atomic_store(mr, iova + 8, v));
+	memcpy(&word, buf + SZ_4K + 8, sizeof(word));
+	KUNIT_EXPECT_EQ(test, word, v);
+	KUNIT_EXPECT_TRUE(test, vhca_atomic(mr, iova + 8, true, v, 5, &orig));
+	KUNIT_EXPECT_EQ(test, orig, v);
+	KUNIT_EXPECT_TRUE(test, vhca_atomic(mr, iova + 8, false, 2, 0, &orig));
+	KUNIT_EXPECT_EQ(test, orig, 5ULL);
+	memcpy(&word, buf + SZ_4K + 8, sizeof(word));
+	KUNIT_EXPECT_EQ(test, word, 7ULL);
+
+	/* the first page's entry 4 bytes off: its last word crosses out */
+	mr->fpages[0] = (uintptr_t)buf + SZ_4K + 4;
+	memset(buf, 0x5a, 2 * SZ_4K);
+	KUNIT_EXPECT_FALSE(test, vhca_atomic_store(mr, iova + SZ_4K - 8, v));
+	KUNIT_EXPECT_FALSE(test, vhca_atomic(mr, iova + SZ_4K - 8, false, 1, 0,
+					     &orig));
+	KUNIT_EXPECT_FALSE(test, vhca_atomic_store(mr, iova + 8, v));
+	KUNIT_EXPECT_NULL(test, memchr_inv(buf, 0x5a, 2 * SZ_4K));
+}
+
 static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(mr_keys),
 	KUNIT_CASE(mr_access),
@@ -454,6 +505,7 @@ static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(mr_readers),
 	KUNIT_CASE(segs_hold),
 	KUNIT_CASE(mw_keys),
+	KUNIT_CASE(atomic_word),
 	{}
 };
 

@@ -111,7 +111,7 @@ static void pkt_table(struct kunit *test)
 	static const struct {
 		u8 opcode;
 		u8 hlen;
-		u16 is;
+		u32 is;
 	} want[] = {
 		{ VHCA_OP_RC | VHCA_OP_SEND_FIRST, 0, VHCA_PKT_SEND | VHCA_PKT_FIRST },
 		{ VHCA_OP_RC | VHCA_OP_SEND_MIDDLE, 0, VHCA_PKT_SEND },
@@ -135,18 +135,25 @@ static void pkt_table(struct kunit *test)
 		{ VHCA_OP_RC | VHCA_OP_FETCH_ADD, 28, VHCA_PKT_ATOMIC },
 		{ VHCA_OP_RC | VHCA_OP_SEND_LAST_INV, 4,
 		  VHCA_PKT_SEND | VHCA_PKT_LAST | VHCA_PKT_INV },
+		{ VHCA_OP_RC | VHCA_OP_ATOMIC_WRITE, 16,
+		  VHCA_PKT_ATOMIC_WRITE | VHCA_PKT_PAYLOAD },
 		{ VHCA_OP_UD_SEND_ONLY, 8, VHCA_PKT_SEND | VHCA_PKT_DETH },
 		{ VHCA_OP_UD_SEND_ONLY_IMM, 12, VHCA_PKT_SEND | VHCA_PKT_IMM },
 		{ VHCA_OP_CNP, 0, VHCA_PKT_CNP },
 	};
-	/* reserved in RC; READ and atomics in UC; UD's SEND_FIRST */
+	/*
+	 * reserved in RC; READ and atomics in UC; UD's SEND_FIRST; FLUSH,
+	 * which vhca does not have
+	 */
 	static const u8 none[] = { VHCA_OP_RC | 0x15, VHCA_OP_RC | 0x18,
 				   VHCA_OP_UC | VHCA_OP_READ_REQ,
-				   VHCA_OP_UC | VHCA_OP_CMP_SWAP, 0x60, 0x80 };
+				   VHCA_OP_UC | VHCA_OP_CMP_SWAP,
+				   VHCA_OP_UC | VHCA_OP_ATOMIC_WRITE,
+				   VHCA_OP_RC | 0x1c, 0x60, 0x80 };
 	unsigned int i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
-		u16 f = vhca_pkt_ops[want[i].opcode];
+		u32 f = vhca_pkt_ops[want[i].opcode];
 
 		KUNIT_EXPECT_EQ_MSG(test, vhca_pkt_hlen(f), want[i].hlen,
 				    "opcode %#x", want[i].opcode);
@@ -156,19 +163,20 @@ static void pkt_table(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(none); i++)
 		KUNIT_EXPECT_EQ_MSG(test, vhca_pkt_ops[none[i]], 0,
 				    "opcode %#x", none[i]);
-	/* a request is one of four things, and no message part is a CNP */
+	/* a request is one of five things, and no message part is a CNP */
 	for (i = 0; i < 256; i++) {
-		u16 f = vhca_pkt_ops[i];
+		u32 f = vhca_pkt_ops[i];
 
 		if (!f)
 			continue;
 		n++;
 		if (!(f & (VHCA_PKT_RESP | VHCA_PKT_CNP)))
-			KUNIT_EXPECT_EQ_MSG(test, hweight16(f & (VHCA_PKT_SEND |
+			KUNIT_EXPECT_EQ_MSG(test, hweight32(f & (VHCA_PKT_SEND |
 				VHCA_PKT_WRITE | VHCA_PKT_READ |
-				VHCA_PKT_ATOMIC)), 1, "opcode %#x", i);
+				VHCA_PKT_ATOMIC | VHCA_PKT_ATOMIC_WRITE)), 1,
+				"opcode %#x", i);
 	}
-	KUNIT_EXPECT_EQ(test, n, 23 + 12 + 2 + 1);	/* RC, UC, UD, CNP */
+	KUNIT_EXPECT_EQ(test, n, 24 + 12 + 2 + 1);	/* RC, UC, UD, CNP */
 }
 
 static struct kunit_case vhca_roce_cases[] = {

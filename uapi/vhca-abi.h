@@ -153,6 +153,11 @@ struct vhca_rwqe {
  * names, granting access (IB_ACCESS_REMOTE_*), and gives it the key ex.
  * A type 1 window bound with length 0 is unbound.  It completes with
  * IB_WC_MW_BIND_ERR if the kernel's rules for windows refuse it.
+ *
+ * ATOMIC_WRITE (RC) stores the 8 bytes of atomic.swap, in the order they
+ * lie in the WQE, at atomic.remote_addr (8-byte aligned) through
+ * atomic.rkey, which must grant remote write, in one store.  It has no
+ * SGEs and no inline data, and completes as IB_WC_ATOMIC_WRITE.
  */
 
 /*
