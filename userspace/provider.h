@@ -143,6 +143,7 @@ static inline void vhca_swqe_bind(struct vhca_swqe *w, uint32_t rkey,
 void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod);
 int vhca_sq_kick(struct vhca_qp *qp);
 uint64_t vhca_wr_ops_of(enum ibv_qp_type type);
+uint64_t vhca_wr_op_bit(unsigned int opcode);
 void vhca_wr_init(struct vhca_qp *qp);
 
 int vhca_mring_map(struct vhca_mring *r, int cmd_fd, uint64_t key,

@@ -297,9 +297,12 @@ static int vhca_check_send(const struct vhca_qp *qp,
 	uint32_t len = 0;
 	int i;
 
-	if ((unsigned int)wr->opcode >= 64 ||
-	    !(vhca_wr_ops_of(qp->vqp.qp.qp_type) & (1ULL << wr->opcode)))
+	if (!(vhca_wr_ops_of(qp->vqp.qp.qp_type) &
+	      vhca_wr_op_bit(wr->opcode)))
 		return EOPNOTSUPP;
+	/* struct ibv_send_wr has no room for its 8 bytes: ibv_wr_* only */
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE)
+		return EINVAL;
 	if ((wr->send_flags & IBV_SEND_INLINE) && !vhca_op_sends_data(wr->opcode))
 		return EINVAL;
 	if (wr->send_flags & ~VHCA_SEND_FLAGS)

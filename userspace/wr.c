@@ -24,10 +24,9 @@ static inline struct vhca_qp *wr_qp(struct ibv_qp_ex *qpx)
 }
 
 /*
- * What each QP type may carry, as ibv_wr_post(3)'s table has it, but for
- * SEND with invalidate: RoCE has its packets for RC only.  Bit n is
- * IBV_WR_<op> n: IBV_QP_EX_WITH_<op> is 1 << IBV_WR_<op>.  Shared with
- * ibv_post_send().
+ * What each QP type may carry, as IBV_QP_EX_WITH_* bits (vhca_wr_op_bit()),
+ * as ibv_wr_post(3)'s table has it, but for SEND with invalidate: RoCE has
+ * its packets for RC only.  Shared with ibv_post_send().
  */
 uint64_t vhca_wr_ops_of(enum ibv_qp_type type)
 {
@@ -42,7 +41,8 @@ uint64_t vhca_wr_ops_of(enum ibv_qp_type type)
 		return uc | IBV_QP_EX_WITH_RDMA_READ |
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-		       IBV_QP_EX_WITH_SEND_WITH_INV;
+		       IBV_QP_EX_WITH_SEND_WITH_INV |
+		       IBV_QP_EX_WITH_ATOMIC_WRITE;
 	case IBV_QPT_UC:
 		return uc;
 	case IBV_QPT_UD:
@@ -57,12 +57,24 @@ _Static_assert(IBV_QP_EX_WITH_SEND_WITH_INV == 1 << IBV_WR_SEND_WITH_INV &&
 	       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD ==
 	       1 << IBV_WR_ATOMIC_FETCH_AND_ADD &&
 	       IBV_QP_EX_WITH_RDMA_WRITE == 1 << IBV_WR_RDMA_WRITE,
-	       "IBV_QP_EX_WITH_<op> is 1 << IBV_WR_<op>");
+	       "IBV_QP_EX_WITH_<op> is 1 << IBV_WR_<op> up to TSO");
+
+/*
+ * The IBV_QP_EX_WITH_* bit of send opcode @opcode, or 0 for none.  Up to
+ * IBV_WR_TSO it is 1 << opcode; ATOMIC_WRITE (15) has bit 12.
+ */
+uint64_t vhca_wr_op_bit(unsigned int opcode)
+{
+	if (opcode <= IBV_WR_TSO)
+		return 1ULL << opcode;
+	return opcode == IBV_WR_ATOMIC_WRITE ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0;
+}
 
 /*
  * The WQE the last builder began is whole: check what its setters made
  * of it.  A UD WQE needs its address; an atomic one 8-byte SGE for the
- * original value; a READ or atomic no inline data.
+ * original value; an ATOMIC WRITE, whose 8 bytes are in the WQE, no SGE
+ * and no inline data.
  */
 static void vhca_wr_seal(struct vhca_qp *qp)
 {
@@ -77,6 +89,10 @@ static void vhca_wr_seal(struct vhca_qp *qp)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		if (w->num_sge != 1 || w->sge[0].length != 8)
+			qp->wr_err = EINVAL;
+		break;
+	case IBV_WR_ATOMIC_WRITE:
+		if (w->num_sge || (w->flags & VHCA_SWQE_F_INLINE))
 			qp->wr_err = EINVAL;
 		break;
 	default:
@@ -100,7 +116,7 @@ static struct vhca_swqe *vhca_wr_begin(struct ibv_qp_ex *qpx,
 	vhca_wr_seal(qp);
 	if (qp->wr_err)
 		return NULL;
-	if (!(vhca_wr_ops_of(qp->vqp.qp.qp_type) & (1ULL << opcode)) ||
+	if (!(vhca_wr_ops_of(qp->vqp.qp.qp_type) & vhca_wr_op_bit(opcode)) ||
 	    (qpx->wr_flags & ~known)) {
 		qp->wr_err = EINVAL;
 		return NULL;
@@ -213,17 +229,27 @@ static void vhca_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 	vhca_wr_rdma(qpx, IBV_WR_RDMA_READ, rkey, remote_addr, 0);
 }
 
+/*
+ * The atomics and ATOMIC WRITE name an aligned remote word, as
+ * ibv_post_send() checks: a builder that does not fails the batch.
+ */
+static bool vhca_wr_aligned(struct ibv_qp_ex *qpx, uint64_t remote_addr)
+{
+	if (!(remote_addr & 7))
+		return true;
+	vhca_wr_seal(wr_qp(qpx));
+	wr_qp(qpx)->wr_err = EINVAL;
+	return false;
+}
+
 static void vhca_wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 			   uint32_t rkey, uint64_t remote_addr,
 			   uint64_t compare_add, uint64_t swap)
 {
 	struct vhca_swqe *w;
 
-	if (remote_addr & 7) {	/* an aligned remote word, as post_send */
-		vhca_wr_seal(wr_qp(qpx));
-		wr_qp(qpx)->wr_err = EINVAL;
+	if (!vhca_wr_aligned(qpx, remote_addr))
 		return;
-	}
 	w = vhca_wr_begin(qpx, opcode);
 	if (!w)
 		return;
@@ -393,11 +419,24 @@ static void vhca_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 	vhca_wr_fail(qpx);
 }
 
+/*
+ * ATOMIC WRITE: @atomic_wr's 8 bytes travel in the WQE, as they lie in
+ * memory, and land at @remote_addr in one store.
+ */
 static void vhca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 				 uint64_t remote_addr, const void *atomic_wr)
 {
-	(void)rkey, (void)remote_addr, (void)atomic_wr;
-	vhca_wr_fail(qpx);
+	struct vhca_swqe *w;
+
+	if (!vhca_wr_aligned(qpx, remote_addr))
+		return;
+	w = vhca_wr_begin(qpx, IBV_WR_ATOMIC_WRITE);
+	if (!w)
+		return;
+	w->atomic.remote_addr = remote_addr;
+	w->atomic.rkey = rkey;
+	memcpy(&w->atomic.swap, atomic_wr, sizeof(w->atomic.swap));
+	w->atomic.compare_add = 0;
 }
 
 /*
