@@ -15,6 +15,9 @@
  *                       the server checks after the client's completions
  *                       (write_imm: on its own receive completion)
  *   read                the client READs the server's buffer and checks
+ *   awrite              (RC, -w) the client ATOMIC WRITEs 8 bytes to the
+ *                       start of each of the server's slots, which the
+ *                       server checks as it does a WRITE's
  *
  * Message i of an OP has a length from 1 to MAXSIZE (the extremes, the
  * path MTU and one byte past it among them) and byte k of it is a function
@@ -79,9 +82,11 @@
 #define SETTLE_MS 5000		/* a UC WRITE may land after its completion */
 #define CONNECT_MS 60000	/* a server that boots a device first */
 
-enum op { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_NR };
+enum op {
+	OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_AWRITE, OP_NR
+};
 static const char *const op_name[OP_NR] = {
-	"send", "send_imm", "write", "write_imm", "read",
+	"send", "send_imm", "write", "write_imm", "read", "awrite",
 };
 
 /* What the client asks for and each end's QP, on the socket. */
@@ -113,6 +118,7 @@ static size_t slot;
 static uint32_t depth = 16;	/* messages in flight per batch */
 static int bound;		/* -b */
 static int wr_api;		/* -w */
+static uint32_t ops_run;	/* 1 << OP_* */
 static int bound_seen;		/* messages -b checked */
 static uint32_t late_recv;	/* -R */
 static int sock, type, gidx;
@@ -173,6 +179,12 @@ static uint32_t msg_len(uint32_t i)
 	}
 }
 
+/* the length of message @i of @op: an ATOMIC WRITE's is 8 bytes */
+static uint32_t op_len(int op, uint32_t i)
+{
+	return op == OP_AWRITE ? 8 : msg_len(i);
+}
+
 /*
  * The scatter list of slot @s for @cap bytes.  @flat: one piece at the
  * slot's start, as the target of a WRITE or the source of a READ sees it.
@@ -215,7 +227,7 @@ static int slot_sges(int s, uint32_t cap, int flat, int grh, struct ibv_sge *sge
  * written past the message's end, cannot look right.
  */
 struct view {
-	uint32_t qpn, i, cap;
+	uint32_t qpn, i, cap, len;	/* len: op_len() */
 	int op, flat, grh;
 };
 
@@ -224,7 +236,7 @@ static uint8_t view_want(const struct view *v, long long k)
 {
 	if (k < 0)
 		return pattern(v->qpn, v->op, v->i, -1 - k) ^ 0xff;
-	return pattern(v->qpn, v->op, v->i, k) ^ (k < msg_len(v->i) ? 0 : 0xff);
+	return pattern(v->qpn, v->op, v->i, k) ^ (k < v->len ? 0 : 0xff);
 }
 
 /*
@@ -293,13 +305,13 @@ static int slot_check(int s, const struct view *v, int quiet)
 		return 0;
 	if (!quiet && at >= 0)
 		fprintf(stderr, "datacheck: %s message %u (%u bytes): %s %lld: got 0x%02x, want 0x%02x\n",
-			op_name[v->op], v->i, msg_len(v->i),
-			at < msg_len(v->i) ? "first bad byte at offset" :
+			op_name[v->op], v->i, v->len,
+			at < v->len ? "first bad byte at offset" :
 			"written past its end, at offset", at, got,
 			view_want(v, at));
 	else if (!quiet)
 		fprintf(stderr, "datacheck: %s message %u (%u bytes): a byte outside the scatter list changed: got 0x%02x, want 0x%02x\n",
-			op_name[v->op], v->i, msg_len(v->i), got,
+			op_name[v->op], v->i, v->len, got,
 			view_want(v, at));
 	return -1;
 }
@@ -352,7 +364,7 @@ static void poll_one(int op, int recv, uint32_t i)
 {
 	static const enum ibv_wc_opcode sent[OP_NR] = {
 		IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
-		IBV_WC_RDMA_READ,
+		IBV_WC_RDMA_READ, IBV_WC_ATOMIC_WRITE,
 	};
 	enum ibv_wc_opcode want = !recv ? sent[op] : op == OP_WRITE_IMM ?
 				  IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
@@ -395,12 +407,15 @@ static void poll_one(int op, int recv, uint32_t i)
  * How each end's slot sees message @i of @op (see struct view): the
  * client's scatter lists hold exactly the message; the server's receive
  * buffers and WRITE targets are as long as the longest message, its READ
- * sources flat.
+ * sources flat.  An ATOMIC WRITE's 8 bytes lie flat at the start of the
+ * client's slot.
  */
 static struct view view_of(int op, uint32_t i, int client)
 {
-	int remote = op == OP_WRITE || op == OP_WRITE_IMM || op == OP_READ;
-	struct view v = { .op = op, .i = i, .cap = msg_len(i) };
+	int remote = op == OP_WRITE || op == OP_WRITE_IMM || op == OP_READ ||
+		     op == OP_AWRITE;
+	struct view v = { .op = op, .i = i, .cap = op_len(op, i),
+			  .len = op_len(op, i), .flat = op == OP_AWRITE };
 
 	/* what the client reads and what the server receives is the other's */
 	v.qpn = (client == (op == OP_READ)) ? peer.qpn : me.qpn;
@@ -442,6 +457,8 @@ static void post_send(int s, int op, uint32_t i)
 	}, *bad;
 	int e;
 
+	if (op == OP_AWRITE)
+		die("awrite: ibv_post_send() cannot carry it; -w");
 	wr.num_sge = slot_sges(s, v.cap, v.flat, v.grh, sge);
 	if (type == IBV_QPT_UD) {
 		wr.wr.ud.ah = ah;
@@ -480,6 +497,9 @@ static void post_send_wr(int s, int op, uint32_t i)
 	case OP_WRITE_IMM:
 		ibv_wr_rdma_write_imm(qpx, peer.rkey, raddr, htonl(i));
 		break;
+	case OP_AWRITE:
+		ibv_wr_atomic_write(qpx, peer.rkey, raddr, buf + s * slot);
+		return;
 	default: ibv_wr_rdma_read(qpx, peer.rkey, raddr); break;
 	}
 	if (type == IBV_QPT_UD)
@@ -613,10 +633,11 @@ static int run(int op, int client)
 	if (client != (op == OP_READ))
 		return 0;	/* the end that checked it says so */
 	for (i = 0; i < count; i++)
-		bytes += msg_len(i);
-	printf("datacheck: %s %s: %u messages of 1 to %u bytes (%llu bytes) intact\n",
+		bytes += op_len(op, i);
+	printf("datacheck: %s %s: %u messages of %u to %u bytes (%llu bytes) intact\n",
 	       type == IBV_QPT_RC ? "rc" : type == IBV_QPT_UC ? "uc" : "ud",
-	       op_name[op], count, maxsize, bytes);
+	       op_name[op], count, op == OP_AWRITE ? 8 : 1,
+	       op == OP_AWRITE ? 8 : maxsize, bytes);
 	fflush(stdout);
 	return 0;
 }
@@ -705,11 +726,13 @@ static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
 		[IBV_QPT_UD] = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM,
 	};
 	const uint64_t bind = window ? IBV_QP_EX_WITH_BIND_MW : 0;
+	const uint64_t aw = ops_run & 1 << OP_AWRITE ?
+			    IBV_QP_EX_WITH_ATOMIC_WRITE : 0;
 	struct ibv_qp_init_attr_ex iax = {
 		.send_cq = ia->send_cq, .recv_cq = ia->recv_cq, .cap = ia->cap,
 		.qp_type = ia->qp_type, .pd = pd,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = ops[ia->qp_type] | bind,
+		.send_ops_flags = ops[ia->qp_type] | bind | aw,
 	};
 	struct ibv_qp *q;
 
@@ -741,7 +764,7 @@ static void setup(const char *dev)
 	if (ibv_query_port(ctx, 1, &pa) || ibv_query_gid(ctx, 1, gidx, &gid))
 		die("%s: port 1 or GID %d: %s", dev, gidx, strerror(errno));
 	mtu = 128 << pa.active_mtu;
-	slot = maxsize + GRH;
+	slot = (maxsize + GRH + 7) & ~7ul;	/* an ATOMIC WRITE's is aligned */
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 2 * depth, NULL, NULL, 0) : NULL;
 	buf = aligned_alloc(4096, (depth * slot + 4095) & ~4095ul);
@@ -862,9 +885,14 @@ int main(int argc, char **argv)
 	if (!dev)
 		die("-d DEV");
 	server = optind < argc ? argv[optind] : NULL;
-	cfg.ops = ops ? parse_ops(ops) : cfg.type == IBV_QPT_RC ? (1 << OP_NR) - 1 :
+	cfg.ops = ops ? parse_ops(ops) : cfg.type == IBV_QPT_RC ?
+		  ((1 << OP_AWRITE) - 1) |
+		  (wr_api && cfg.maxsize >= 8 ? 1 << OP_AWRITE : 0) :
 		  cfg.type == IBV_QPT_UC ? (1 << OP_READ) - 1 :
 		  1 << OP_SEND | 1 << OP_SEND_IMM;
+	if ((cfg.ops & 1 << OP_AWRITE) &&
+	    (cfg.type != IBV_QPT_RC || !wr_api || cfg.maxsize < 8))
+		die("awrite: RC, -w, and -s 8 or more");
 	if (cfg.type == IBV_QPT_UD &&
 	    (cfg.ops & ~(1 << OP_SEND | 1 << OP_SEND_IMM)))
 		die("UD carries send and send_imm only");
@@ -895,6 +923,7 @@ int main(int argc, char **argv)
 	}
 	window = cfg.window;
 	late_recv = cfg.late_recv;
+	ops_run = cfg.ops;
 	if (!cfg.depth || cfg.depth > 256)
 		die("the client asked for batches of %u", cfg.depth);
 	depth = cfg.depth;

@@ -82,6 +82,7 @@ tap_run verbs build/tests/verbs_basic vhca0
 tap_run rings build/tests/rings vhca0
 tap_run mr build/tests/mr vhca0
 tap_run mw build/tests/mw vhca0
+tap_run atomic build/tests/atomic vhca0
 tap_run mcast build/tests/mcast vhca0 eth0
 # a process killed with a QP attached: uverbs detaches it, and the
 # netdev leaves the group

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # shellcheck shell=bash
 # tests/guest/twohost.sh, the interoperability matrix: UD, UC, RC and SRQ
-# ping-pongs, every byte of SENDs, WRITEs and READs checked (datacheck),
-# perftest's WRITE, READ and atomic bandwidth (on 8 and 16 QPs, in 4 KiB
-# packets on jumbo frames), steering before the IP stack, ACK coalescing,
+# ping-pongs, every byte of SENDs, WRITEs, READs and ATOMIC WRITEs checked
+# (datacheck), perftest's WRITE, READ and atomic bandwidth (on 8 and 16
+# QPs, in 4 KiB packets on jumbo frames), steering before the IP stack, ACK coalescing,
 # and the RDMA CM (rping, rdma_server, udaddy, rdma_post_recvv): vhca to
 # vhca, then vhca to rxe in both roles, which must leave vhca's error
 # counters alone.
@@ -93,6 +93,8 @@ interop_vhca_a() {
 	done
 	check "guest a: datacheck server (rc, through a window) on vhca0, client vhca0 in b" \
 		dc vhca0
+	check "guest a: datacheck server (rc, ATOMIC WRITE) on vhca0, client vhca0 in b" \
+		dc vhca0
 	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in)
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
@@ -153,6 +155,8 @@ interop_vhca_b() {
 	# WRITEs and READs through type 2 windows (IBV_WR_BIND_MW), both ends
 	check "guest b: datacheck client -M -t rc on vhca0, server vhca0 in a: through windows" \
 		dc vhca0 -M -o write,write_imm,read $(dc_args rc) 10.76.1.1
+	check "guest b: datacheck client -w -o awrite -t rc on vhca0, server vhca0 in a: ATOMIC WRITE" \
+		dc vhca0 -w -o awrite $(dc_args rc) 10.76.1.1
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
@@ -236,7 +240,7 @@ interop_rxe_a() {
 			dc vhca0
 		check "guest a: datacheck client -t $t on vhca0, server rxe0 in b: every byte" \
 			dc vhca0 $(dc_args $t) 10.76.1.2
-		check "guest a: the same posted through ibv_wr_* (-w)" \
+		check "guest a: the same posted through ibv_wr_* (-w; on RC, ATOMIC WRITE too)" \
 			dc vhca0 -w $(dc_args $t) 10.76.1.2
 	done
 	# each end's memory through a window the other's requests go through
@@ -244,6 +248,8 @@ interop_rxe_a() {
 		dc vhca0
 	check "guest a: datacheck client -M -w -t rc on vhca0, server rxe0 in b: through windows (ibv_wr_bind_mw)" \
 		dc vhca0 -M -w -o write,write_imm,read $(dc_args rc) 10.76.1.2
+	check "guest a: datacheck server (rc, ATOMIC WRITE) on vhca0, client rxe0 in b" \
+		dc vhca0
 	for t in $BIG_TYPES; do
 		check "guest a: datacheck client -t $t on vhca0, server rxe0 in b: 16 MiB messages, posted without sending them" \
 			dc vhca0 $(dc_big $t) 10.76.1.2
@@ -314,13 +320,15 @@ interop_rxe_b() {
 			dc rxe0 $(dc_args $t) 10.76.1.1
 		check "guest b: datacheck server ($t) on rxe0, client vhca0 in a" \
 			dc rxe0
-		check "guest b: datacheck server ($t) on rxe0, client vhca0 in a (ibv_wr_*)" \
+		check "guest b: datacheck server ($t) on rxe0, client vhca0 in a (ibv_wr_*; on RC, ATOMIC WRITE too)" \
 			dc rxe0
 	done
 	check "guest b: datacheck client -M -t rc on rxe0, server vhca0 in a: through windows" \
 		dc rxe0 -M -o write,write_imm,read $(dc_args rc) 10.76.1.1
 	check "guest b: datacheck server (rc, through a window) on rxe0, client vhca0 in a" \
 		dc rxe0
+	check "guest b: datacheck client -w -o awrite -t rc on rxe0, server vhca0 in a: ATOMIC WRITE" \
+		dc rxe0 -w -o awrite $(dc_args rc) 10.76.1.1
 	for t in $BIG_TYPES; do
 		check "guest b: datacheck server ($t, 16 MiB) on rxe0, client vhca0 in a" \
 			dc rxe0

@@ -66,6 +66,16 @@ lossy_vhca_a() {
 	check "guest a: b sent the atomic again, and a answered it as a duplicate (rcvd_duplicate_requests grew)" \
 		grew rcvd_duplicate_requests "$dup0"
 	check "guest a: the rule removed" drop_first off
+	# an ATOMIC WRITE's response is a 62-byte READ response of no bytes
+	dup0=$(stat rcvd_duplicate_requests)
+	check "guest a: the rule again, for the response to an ATOMIC WRITE" \
+		drop_first on 100
+	check "guest a: datacheck server (awrite) on vhca0, client vhca0 in b: the response dropped once" \
+		dc vhca0
+	check_eq "guest a: the rule dropped one packet" "$(drop_first count)" 1
+	check "guest a: b sent the ATOMIC WRITE again, and a answered it from memory (rcvd_duplicate_requests grew)" \
+		grew rcvd_duplicate_requests "$dup0"
+	check "guest a: the rule removed" drop_first off
 	naks0=$(stat sent_seq_naks)
 	check "guest a: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
 	# Not ibv_rc_pingpong: it tears its QP down with nothing to say the
@@ -110,6 +120,11 @@ lossy_vhca_b() {
 	check "guest b: ib_atomic_bw client on vhca0, server vhca0 in a dropping its first ACK" \
 		retry pt ib_atomic_bw vhca0 10.76.1.1
 	check "guest b: the atomic went again on timeout (retrans_timeouts grew)" \
+		grew retrans_timeouts "$to0"
+	to0=$(stat retrans_timeouts)
+	check "guest b: datacheck client (awrite) on vhca0, server vhca0 in a dropping its response" \
+		dc vhca0 -w -t rc -o awrite -s 64 -n 1 10.76.1.1
+	check "guest b: the ATOMIC WRITE went again on timeout (retrans_timeouts grew)" \
 		grew retrans_timeouts "$to0"
 	naks0=$(stat rcvd_seq_naks) resent0=$(stat retrans_pkts)
 	check "guest b: netem: 1% loss, 1 ms delay, 5% reordering" lossy on
