@@ -10,6 +10,9 @@
  */
 #include "vhca.h"
 
+static_assert((int)VHCA_NETWORK_IPV4 == (int)RDMA_NETWORK_IPV4 &&
+	      (int)VHCA_NETWORK_IPV6 == (int)RDMA_NETWORK_IPV6);
+
 #define VHCA_QPT(t)	BIT(IB_QPT_##t)
 #define VHCA_QPT_CONN	(VHCA_QPT(RC) | VHCA_QPT(UC))
 #define VHCA_QPT_ALL	(VHCA_QPT_CONN | VHCA_QPT(UD) | VHCA_QPT(GSI))

@@ -173,6 +173,15 @@ enum {
 	VHCA_SWQE_F_INLINE	= 1 << 3,
 };
 
+/*
+ * The kernel's enum rdma_network_type for RoCEv2, which no uapi header
+ * carries: vhca_av.network_type and vhca_cqe.network_hdr_type.
+ */
+enum {
+	VHCA_NETWORK_IPV4	= 2,	/* RDMA_NETWORK_IPV4 */
+	VHCA_NETWORK_IPV6	= 3,	/* RDMA_NETWORK_IPV6 */
+};
+
 /* Where a UD send goes: the address vector of an address handle. */
 struct vhca_av {
 	__u8 dgid[16];
@@ -180,7 +189,7 @@ struct vhca_av {
 	__u8 sgid_index;
 	__u8 hop_limit;
 	__u8 traffic_class;
-	__u8 network_type;	/* RDMA_NETWORK_IPV4 or _IPV6 */
+	__u8 network_type;	/* VHCA_NETWORK_*; for UD, the source GID's rules */
 	__u8 dmac[6];
 	__u16 rsvd;
 };
@@ -262,7 +271,7 @@ struct vhca_cqe {
 	__u8 sl;
 	__u8 dlid_path_bits;
 	__u16 slid;
-	__u8 network_hdr_type;	/* RDMA_NETWORK_* */
+	__u8 network_hdr_type;	/* VHCA_NETWORK_* */
 	__u8 rsvd0;
 	__u8 smac[6];
 	__u16 vlan_id;

@@ -140,6 +140,21 @@ static unsigned int vhca_cqe_wc_flags(const struct vhca_cqe *cqe)
 	       ((flags & VHCA_CQE_F_INV) ? IBV_WC_WITH_INV : 0);
 }
 
+/*
+ * A CQE's SL.  RoCE carries none; a RoCEv2 datagram's reports the L3
+ * header type of the packet instead, 2 for IPv4 and 1 for IPv6, as
+ * ConnectX puts it in that field of its CQE and libmlx5 passes it on.
+ * UCX's ud_verbs reads it there to find the destination address in the
+ * GRH slot: with 0 it takes an IPv4 packet's for an IPv6 one, matches
+ * none of its GIDs and drops every datagram.
+ */
+static uint8_t vhca_cqe_sl(const struct vhca_cqe *cqe)
+{
+	if (!(cqe->flags & VHCA_CQE_F_NET_HDR))
+		return cqe->sl;
+	return cqe->network_hdr_type == VHCA_NETWORK_IPV4 ? 2 : 1;
+}
+
 static void vhca_cqe_to_wc(const struct vhca_cqe *cqe, struct ibv_wc *wc)
 {
 	wc->wr_id = cqe->wr_id;
@@ -153,7 +168,7 @@ static void vhca_cqe_to_wc(const struct vhca_cqe *cqe, struct ibv_wc *wc)
 	wc->wc_flags = vhca_cqe_wc_flags(cqe);
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
-	wc->sl = cqe->sl;
+	wc->sl = vhca_cqe_sl(cqe);
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 }
 
@@ -368,7 +383,7 @@ static uint32_t vhca_read_slid(struct ibv_cq_ex *cqx)
 
 static uint8_t vhca_read_sl(struct ibv_cq_ex *cqx)
 {
-	return vhca_cqx_cur(cqx)->sl;
+	return vhca_cqe_sl(vhca_cqx_cur(cqx));
 }
 
 static uint8_t vhca_read_dlid_path_bits(struct ibv_cq_ex *cqx)

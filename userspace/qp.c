@@ -266,7 +266,8 @@ struct ibv_ah *vhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	ah->av.sgid_index = attr->grh.sgid_index;
 	ah->av.hop_limit = attr->grh.hop_limit;
 	ah->av.traffic_class = attr->grh.traffic_class;
-	ah->av.network_type = memcmp(ah->av.dgid, v4mapped, 12) ? 2 : 1;
+	ah->av.network_type = memcmp(ah->av.dgid, v4mapped, 12) ?
+			      VHCA_NETWORK_IPV6 : VHCA_NETWORK_IPV4;
 	return &ah->ibah;
 }
 

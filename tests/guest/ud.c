@@ -136,6 +136,8 @@ int main(int argc, char **argv)
 	      w->byte_len == 140 && w->src_qp == a->qp_num,
 	      "IBV_WC_GRH, byte_len = 40 + 100, src_qp");
 	check(!memcmp(in + 40, buf, 100), "the data starts at offset 40");
+	/* as libmlx5 reports a ConnectX CQE's; UCX's ud_verbs reads it */
+	check(w && w->sl == 1, "IPv6 GID: the SL says the L3 header type, IPv6 (1)");
 	check((in[0] >> 4) == 6 && !memcmp(in + 8, g6.raw, 16) &&
 	      !memcmp(in + 24, g6.raw, 16),
 	      "IPv6 GID: the first 40 bytes are an IPv6 header, source and destination GIDs");
@@ -150,6 +152,7 @@ int main(int argc, char **argv)
 	w = find(wc, n, 1);
 	check(w && w->status == IBV_WC_SUCCESS && w->byte_len == 140,
 	      "IPv4 GID, receive split over 24 + 200 bytes");
+	check(w && w->sl == 2, "IPv4 GID: the SL says the L3 header type, IPv4 (2)");
 	/* GRH bytes 0-23 in the first SGE, 24-39 at the start of the second */
 	check((in[20] >> 4) == 4 && !memcmp(in + 200 + (32 - 24), g4.raw + 12, 4),
 	      "IPv4 GID: an IPv4 header at offset 20 of the slot, with our address as source");
