@@ -5,7 +5,8 @@
 # tests, the guest harness's self-test, then in guests of Debian's kernel
 # the device tests, netfilter steering, two vhca devices on one host, the
 # RDMA CM and kernel ULP (kernel verbs, NVMe-oF, iSER) tests, rdma-core's
-# pyverbs suite and the two-guest link test.  Then on the debug kernel
+# pyverbs suite, what users run (libfabric, UCX, NFS over RDMA, SRP) and
+# the two-guest link test.  Then on the debug kernel
 # (tools/debug-kernel.sh: KASAN, lockdep, UBSAN, kmemleak, fault
 # injection): the KUnit suites, the device and kernel ULP tests again,
 # every allocation of every verb failed in turn and the ring fuzzer, two
@@ -138,6 +139,7 @@ tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
 tap guest-kulp tools/guest.sh 'bash tests/guest/kulp.sh'
 tap guest-iser tools/guest.sh 'bash tests/guest/iser.sh'
 tap guest-pyverbs tools/guest.sh 'bash tests/guest/pyverbs.sh'
+tap guest-clients tools/guest.sh --timeout 900 'bash tests/guest/clients.sh'
 tap guest-twohost tools/guest.sh --timeout 1500 \
 	--peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'

@@ -11,6 +11,7 @@
 #   interop.sh   ping-pongs, every byte checked, perftest, steering, the CM
 #   lossy.sh     RNR, timeouts, duplicates, then netem's loss and reordering
 #   ulp.sh       NVMe-oF and iSER
+#   clients.sh   libfabric, UCX and NFS over RDMA
 #   hostile.sh   a killed peer, forged ACKs, garbage on UDP 4791
 #   ecn.sh       a shaped link that marks packets: CNPs and window cuts
 #   lifetime.sh  rdma link del under traffic, a network namespace
@@ -223,13 +224,14 @@ hear() { timeout 600 busybox nc -l -p 7000 | grep -qx "$1"; }
 . tests/guest/twohost/interop.sh
 . tests/guest/twohost/lossy.sh
 . tests/guest/twohost/ulp.sh
+. tests/guest/twohost/clients.sh
 . tests/guest/twohost/hostile.sh
 . tests/guest/twohost/ecn.sh
 . tests/guest/twohost/lifetime.sh
 
 # TWOHOST_TOPICS picks topics to run (both guests must get the same),
 # for work on one of them; the set-up and the swap to rxe0 always run
-topics=" ${TWOHOST_TOPICS:-interop lossy ulp hostile ecn lifetime} "
+topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn lifetime} "
 
 # phase PHASE TOPIC...: this guest's side of each TOPIC in PHASE
 phase() {
@@ -240,14 +242,14 @@ phase() {
 	done
 }
 
-phase vhca interop lossy ulp hostile ecn
+phase vhca interop lossy ulp clients hostile ecn
 if [ "$VHCA_GUEST" = b ]; then
 	rdma link del vhca0
 	check "guest b: rxe0 on eth1 (vhca released UDP 4791)" \
 		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
 	wait_for 10 has_v4gid rxe0
 fi
-phase rxe interop lossy ulp lifetime
+phase rxe interop lossy ulp clients lifetime
 
 rdma link del vhca0 2>/dev/null
 rdma link del rxe0 2>/dev/null

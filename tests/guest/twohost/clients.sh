@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+# tests/guest/twohost.sh, what real users run over RDMA on the wire (see
+# tests/guest/clients-lib.sh): libfabric's fi_pingpong, UCX's
+# ucx_perftest (rc_verbs with ud_verbs for wire-up, and ud_verbs alone)
+# and NFS over RDMA, vhca to vhca, then vhca with rxe in both roles.
+#
+# Sourced by twohost.sh, which runs clients_PHASE_a in guest a and
+# clients_PHASE_b in guest b, in step; PHASE is vhca (b on vhca0) or rxe
+# (b on rxe0).  Servers serve one client and exit; clients retry until
+# their server is up.
+. tests/guest/clients-lib.sh
+
+# servers DEV WHAT: fi_pingpong's, ucx_perftest's and nfsd, on DEV, for
+# one visit of the peer's clients
+servers() {
+	check "$2: fi_pingpong server" fi_srv "$1" -S all -I 5
+	check "$2: ucx_perftest server, tag_lat" \
+		ucx_srv "$1" rc_verbs,ud_verbs tag_lat -n 2000
+	check "$2: ucx_perftest server, ucp_put_bw of 64 KiB" \
+		ucx_srv "$1" rc_verbs,ud_verbs ucp_put_bw -s 65536 -n 500
+	check "$2: ucx_perftest server, tag_lat over ud_verbs alone" \
+		ucx_srv "$1" ud_verbs tag_lat -n 2000
+	check "$2: nfsd listening for RDMA on port 20049" nfs_server_up
+	check "$2: the NFS client reports done" hear nfs-done
+	check "$2: nfsd stopped" nfs_server_down
+}
+
+# clients DEV SERVER WHAT: the clients of servers(), on DEV
+clients() {
+	check "$3: fi_pingpong client, 1 B to 8 MiB, data checked" \
+		retry fi_cli "$1" "$2" -S all -I 5
+	check "$3: ucx_perftest client, tag_lat" \
+		retry ucx_cli "$1" "$2" rc_verbs,ud_verbs tag_lat -n 2000
+	check "$3: ucx_perftest client, ucp_put_bw of 64 KiB" \
+		retry ucx_cli "$1" "$2" rc_verbs,ud_verbs ucp_put_bw -s 65536 -n 500
+	check "$3: ucx_perftest client, tag_lat over ud_verbs alone" \
+		retry ucx_cli "$1" "$2" ud_verbs tag_lat -n 2000
+	check "$3: NFSv4.2 over RDMA: 64 MiB written, remounted, read back the same" \
+		retry nfs_roundtrip 4.2 "$2"
+	check "$3: tell the server NFS is done" tell "$2" nfs-done
+}
+
+clients_vhca_a() {
+	servers vhca0 "guest a: on vhca0, clients vhca0 in b"
+}
+
+clients_vhca_b() {
+	clients vhca0 10.76.1.1 "guest b: on vhca0, servers vhca0 in a"
+}
+
+clients_rxe_a() {
+	servers vhca0 "guest a: on vhca0, clients rxe0 in b"
+	clients vhca0 10.76.1.2 "guest a: on vhca0, servers rxe0 in b"
+}
+
+clients_rxe_b() {
+	clients rxe0 10.76.1.1 "guest b: on rxe0, servers vhca0 in a"
+	servers rxe0 "guest b: on rxe0, clients vhca0 in a"
+}
