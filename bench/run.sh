@@ -8,6 +8,10 @@
 #                         vhca0 and on rxe0, and prints one table with
 #                         vhca/rxe ratios and the guest's memcpy bandwidth
 #                         as the ceiling
+#   bench/run.sh --clients  one guest boot runs what users run over RDMA
+#                         (tests/guest/clients-lib.sh: libfabric, UCX,
+#                         NFS over RDMA, SRP) on vhca0 and then on rxe0,
+#                         one table with vhca/rxe ratios
 #   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and
 #                         vhca0 to vhca0 across it, two rounds each
 #                         (bench/wire.sh); for each bandwidth test also
@@ -33,7 +37,7 @@ cd "$VHCA_ROOT"
 bash tools/setup.sh
 make -s all
 # Every figure of the last run, round by round, stays in build/.
-out=build/bench$([ "${1:-}" = --wire ] && echo -wire).results
+out=build/bench$([ -n "${1:-}" ] && echo "-${1#--}").results
 if [ "${1:-}" = --wire ]; then
 	cmd='bash bench/guest-wire.sh'
 	if [ -n "${VHCA_BENCH_MTU:-}" ]; then
@@ -54,6 +58,10 @@ if [ "${1:-}" = --wire ]; then
 		-f bench/table.awk "$out"
 	echo
 	python3 bench/host_cpu.py report "${out%.results}.host" "$out"
+elif [ "${1:-}" = --clients ]; then
+	tools/guest.sh --timeout 1800 'bash bench/guest-clients.sh' | tee "$out" | grep -v '^RESULT' || true
+	awk -v target="usec figures: lower is better; MBps: higher" \
+		-f bench/table.awk "$out"
 else
 	tools/guest.sh --timeout 1800 'bash bench/guest-bench.sh' | tee "$out" | grep -v '^RESULT' || true
 	awk -f bench/table.awk "$out"
