@@ -18,7 +18,7 @@ PKGS=(
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
 	ibverbs-utils rdmacm-utils perftest python3-pyverbs nvme-cli fio
 	open-iscsi nftables
-	ucx-utils libfabric-bin nfs-kernel-server targetcli-fb srptools
+	ucx-utils libfabric-bin nfs-kernel-server
 	linux-source-6.12
 )
 
