@@ -12,7 +12,7 @@
 . tests/guest/clients-lib.sh
 
 ip link set eth0 up
-ip addr add $A/24 dev eth0
+ip addr add "$A/24" dev eth0
 
 # users DEV: every client on DEV
 users() {
