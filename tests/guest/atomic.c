@@ -15,7 +15,6 @@
 #define PAGE 4096
 #define BUF (2 * PAGE)
 #define IOVA 0x10000000ull	/* where iova_tests() puts buf */
-#define NO_WC 255		/* wait_wc()'s status when no completion came */
 /* IB_UVERBS_DEVICE_ATOMIC_WRITE: libibverbs 44 has no name for it */
 #define DEV_ATOMIC_WRITE (1ULL << 40)
 
@@ -71,21 +70,6 @@ static void pair_down(struct pair *p)
 	ibv_destroy_cq(p->cq);
 }
 
-/* The next completion within 3 s; status NO_WC if none came. */
-static struct ibv_wc wait_wc(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	int i;
-
-	for (i = 0; i < 30000; i++) {
-		if (ibv_poll_cq(cq, 1, &wc) == 1)
-			return wc;
-		usleep(100);
-	}
-	wc.status = NO_WC;
-	return wc;
-}
-
 /* One ATOMIC WRITE of @val from @p's a: ibv_wr_complete()'s errno. */
 static int awrite(struct pair *p, uint32_t rkey, uint64_t addr, uint64_t val)
 {
@@ -103,7 +87,7 @@ static int awrite_status(uint32_t rkey, uint64_t addr, uint64_t val)
 	int st = -1;
 
 	if (!pair_up(&p) && !awrite(&p, rkey, addr, val))
-		st = wait_wc(p.cq).status;
+		st = next_wc(p.cq).status;
 	pair_down(&p);
 	return st;
 }
@@ -128,7 +112,7 @@ static int atomic_status(enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr)
 		ibv_wr_atomic_fetch_add(p.ax, rkey, addr, 1);
 	ibv_wr_set_sge(p.ax, rmr->lkey, (uintptr_t)res, 8);
 	if (!ibv_wr_complete(p.ax))
-		st = wait_wc(p.cq).status;
+		st = next_wc(p.cq).status;
 out:
 	pair_down(&p);
 	return st;
@@ -196,7 +180,7 @@ static void store_tests(void)
 	check(1, "an RC pair with ATOMIC_WRITE in send_ops_flags");
 	memset(buf, 0xa5, BUF);
 	e = awrite(&p, mr->rkey, (uintptr_t)buf + 8, v);
-	wc = wait_wc(p.cq);
+	wc = next_wc(p.cq);
 	check(!e && wc.status == IBV_WC_SUCCESS &&
 	      wc.opcode == IBV_WC_ATOMIC_WRITE && wc.wr_id == 9,
 	      "ibv_wr_atomic_write(): completes as IBV_WC_ATOMIC_WRITE");
@@ -215,7 +199,7 @@ static void store_tests(void)
 	p.ax->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_atomic_write(p.ax, mr->rkey, (uintptr_t)buf + PAGE - 8, &flag);
 	e = ibv_wr_complete(p.ax);
-	wc = wait_wc(p.cq);
+	wc = next_wc(p.cq);
 	check(!e && wc.status == IBV_WC_SUCCESS && wc.wr_id == 2 &&
 	      !memcmp(buf + 64, &data, 8) && !memcmp(buf + PAGE - 8, &flag, 8),
 	      "a WRITE and the ATOMIC WRITE after it in one batch: both land");

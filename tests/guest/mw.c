@@ -15,7 +15,6 @@
 #define BUF 65536
 #define WIN_OFF 4096	/* the window covers [buf + WIN_OFF, + WIN_LEN) */
 #define WIN_LEN 8192
-#define NO_WC 255	/* wait_wc()'s status when no completion came */
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -61,21 +60,6 @@ static void pair_down(struct pair *p)
 	ibv_destroy_cq(p->cqb);
 }
 
-/* The next completion on @cq within 3 s; status NO_WC if none came. */
-static struct ibv_wc wait_wc(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	int i;
-
-	for (i = 0; i < 30000; i++) {
-		if (ibv_poll_cq(cq, 1, &wc) == 1)
-			return wc;
-		usleep(100);
-	}
-	wc.status = NO_WC;
-	return wc;
-}
-
 static int post(struct ibv_qp *qp, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;
@@ -110,7 +94,7 @@ static int rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 
 	if (post(qp, &wr))
 		return -2;
-	return wait_wc(cq).status;
+	return next_wc(cq).status;
 }
 
 /* LOCAL_INV of @key from @p's a: its status. */
@@ -122,7 +106,7 @@ static int inv(struct pair *p, uint32_t key)
 
 	if (post(p->a, &wr))
 		return -2;
-	wc = wait_wc(p->cqa);
+	wc = next_wc(p->cqa);
 	return wc.status == IBV_WC_SUCCESS && wc.opcode != IBV_WC_LOCAL_INV ?
 	       -3 : (int)wc.status;
 }
@@ -144,8 +128,8 @@ static void send_inv(struct pair *p, struct ibv_mr *mr, uint32_t key,
 	rwc->status = NO_WC;
 	if (ibv_post_recv(p->a, &rwr, &rbad) || post(p->b, &s))
 		return;
-	*swc = wait_wc(p->cqb);
-	*rwc = wait_wc(p->cqa);
+	*swc = next_wc(p->cqb);
+	*rwc = next_wc(p->cqa);
 }
 
 static uint64_t win_addr(size_t off)
@@ -161,7 +145,7 @@ static int bind_status(struct pair *p, struct ibv_mw *mw, uint32_t key,
 
 	if (bind2(p->a, mw, key, mr, off, len, acc))
 		return -2;
-	wc = wait_wc(p->cqa);
+	wc = next_wc(p->cqa);
 	return wc.status == IBV_WC_SUCCESS && wc.opcode != IBV_WC_BIND_MW ?
 	       -3 : (int)wc.status;
 }
@@ -300,7 +284,7 @@ static void type1_tests(struct ibv_mr *mr)
 	pair_down(&p);
 	pair_up(&p, IBV_QPT_RC);
 	st = ibv_bind_mw(p.a, mw, &mb);
-	wc = wait_wc(p.cqa);
+	wc = next_wc(p.cqa);
 	check(!st && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
 	      wc.wr_id == 9 && mw->rkey != first && (mw->rkey ^ first) >> 8 == 0,
 	      "type 1: ibv_bind_mw completes and moves the key on");
@@ -312,7 +296,7 @@ static void type1_tests(struct ibv_mr *mr)
 					   .invalidate_rkey = mw->rkey };
 
 		post(p.a, &inv);
-		wc = wait_wc(p.cqa);
+		wc = next_wc(p.cqa);
 		check(wc.status != IBV_WC_SUCCESS && wc.status != NO_WC,
 		      "type 1: LOCAL_INV cannot invalidate it (%s)",
 		      ibv_wc_status_str(wc.status));
@@ -332,7 +316,7 @@ static void type1_tests(struct ibv_mr *mr)
 	first = mw->rkey;
 	mb.bind_info.length = 0;
 	st = ibv_bind_mw(p.a, mw, &mb);
-	wc = wait_wc(p.cqa);
+	wc = next_wc(p.cqa);
 	check(!st && wc.status == IBV_WC_SUCCESS, "type 1: bound again with length 0");
 	st = rdma(p.b, p.cqb, IBV_WR_RDMA_WRITE, first, win_addr(0), 64);
 	check(st == IBV_WC_REM_ACCESS_ERR, "type 1: its old key grants nothing (%d)", st);
@@ -396,8 +380,8 @@ static void rereg_tests(void)
 		ibv_post_recv(p.b, &bwr, &rbad);
 		ibv_post_recv(p.a, &rwr, &rbad);
 		post(p.b, &sw);
-		swc = wait_wc(p.cqb);
-		rwc = wait_wc(p.cqa);
+		swc = next_wc(p.cqb);
+		rwc = next_wc(p.cqa);
 		check(swc.wr_id == 5 && swc.status == IBV_WC_REM_OP_ERR &&
 		      rwc.status == IBV_WC_LOC_PROT_ERR,
 		      "rereg_mr: a SEND into an MR of another PD: the sender's first completion %s (wr_id %llu), the receiver's %s",

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 static int tap_n __attribute__((unused)), tap_failed __attribute__((unused));
@@ -65,6 +66,24 @@ static inline int seccomp_only_write_to(int fd)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/* next_wc()'s status when no completion came */
+#define NO_WC 255
+
+/* The next completion on @cq within 3 s; status NO_WC if none came. */
+static inline struct ibv_wc next_wc(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < 30000; i++) {
+		if (ibv_poll_cq(cq, 1, &wc) == 1)
+			return wc;
+		usleep(100);
+	}
+	wc.status = NO_WC;
+	return wc;
 }
 
 /* Open the device called @name, or return NULL. */
