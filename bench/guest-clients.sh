@@ -30,6 +30,8 @@ measure_clients() {
 		result "$d" ucx_tag_lat_ud_usec "$(ucx_figure | cut -d' ' -f1)"
 	ucx_pt "$d" rc_verbs,ud_verbs ucp_put_bw -s 65536 -n 2000 &&
 		result "$d" ucx_put_bw_64KiB_MBps "$(ucx_figure | cut -d' ' -f2)"
+	ucx_pt "$d" ud_verbs ucp_put_bw -s 65536 -n 500 &&
+		result "$d" ucx_put_bw_ud_64KiB_MBps "$(ucx_figure | cut -d' ' -f2)"
 	nfs_server_up
 	for v in 4.2 3; do
 		out=$(nfs_roundtrip $v) || out=

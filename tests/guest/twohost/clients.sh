@@ -21,6 +21,8 @@ servers() {
 		ucx_srv "$1" rc_verbs,ud_verbs ucp_put_bw -s 65536 -n 500
 	check "$2: ucx_perftest server, tag_lat over ud_verbs alone" \
 		ucx_srv "$1" ud_verbs tag_lat -n 2000
+	check "$2: ucx_perftest server, ucp_put_bw of 64 KiB over ud_verbs alone" \
+		ucx_srv "$1" ud_verbs ucp_put_bw -s 65536 -n 200
 	check "$2: nfsd listening for RDMA on port 20049" nfs_server_up
 	check "$2: the NFS client reports done" hear nfs-done
 	check "$2: nfsd stopped" nfs_server_down
@@ -36,6 +38,8 @@ clients() {
 		retry ucx_cli "$1" "$2" rc_verbs,ud_verbs ucp_put_bw -s 65536 -n 500
 	check "$3: ucx_perftest client, tag_lat over ud_verbs alone" \
 		retry ucx_cli "$1" "$2" ud_verbs tag_lat -n 2000
+	check "$3: ucx_perftest client, ucp_put_bw of 64 KiB over ud_verbs alone" \
+		retry ucx_cli "$1" "$2" ud_verbs ucp_put_bw -s 65536 -n 200
 	check "$3: NFSv4.2 over RDMA: 64 MiB written, remounted, read back the same" \
 		retry nfs_roundtrip 4.2 "$2"
 	check "$3: tell the server NFS is done" tell "$2" nfs-done
