@@ -6,10 +6,10 @@
  * WRITE and WRITE_WITH_IMM on RC and UC; SEND_WITH_INV, RDMA READ,
  * ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD and ATOMIC_WRITE on RC; SEND
  * and SEND_WITH_IMM on UD and GSI, with the GRH; LOCAL_INV, BIND_MW and,
- * for kernel QPs, REG_MR.  A UD datagram to a GID no device here has goes on the
- * wire (vhca_net.c), and those from the wire are delivered here.  A UC or
- * RC QP whose peer is on another host goes to the requester (vhca_req.c).
- * The building blocks every path shares are in vhca_wqe.c.
+ * for kernel QPs, REG_MR.  A UD datagram to a GID no device here has goes
+ * on the wire (vhca_net.c), and those from the wire are delivered here.  A
+ * UC or RC QP whose peer is on another host goes to the requester
+ * (vhca_req.c).  The building blocks every path shares are in vhca_wqe.c.
  *
  * Everything it reads from a ring was written by an untrusted process: a
  * WQE is copied out of the ring before it is looked at, and no index,

@@ -777,7 +777,8 @@ static void vhca_req_request(struct vhca_qp *qp, const struct vhca_tx_hdr *h,
 	skb = vhca_net_alloc(vdev, h, len, &payload);
 	if (!skb)
 		return;	/* lost: the timer or the next gap asks again */
-	memcpy(payload, data, len);
+	if (len)
+		memcpy(payload, data, len);
 	vhca_net_send_qp(vdev, skb, qp);
 }
 

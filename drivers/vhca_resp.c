@@ -4,9 +4,9 @@
  * moves a whole message at once; here a message is a sequence of packets
  * that vhca_recv.c parsed, and the responder keeps, per QP, where the
  * message under way is (struct vhca_resp): it places SENDs and WRITEs,
- * executes atomics and ATOMIC WRITEs, queues READs and sends their responses from rd_work,
- * answers duplicates, and sends ACKs, NAKs and CNPs.  The requester is in
- * vhca_req.c.
+ * executes atomics and ATOMIC WRITEs, queues READs and sends their
+ * responses from rd_work, answers duplicates, and sends ACKs, NAKs and
+ * CNPs.  The requester is in vhca_req.c.
  */
 #include "vhca_roce.h"
 #include "vhca.h"
