@@ -31,19 +31,21 @@ srv_cli() {
 # over the verbs provider's msg endpoint (RDMA CM, RC), every message
 # checked (-c, unless FI_CHECK is empty: the check fills and compares
 # each buffer byte by byte, which costs an emulated CPU more than the
-# transfer); the server serves one client
+# transfer); the server serves one client.  Each of these runs up to 300 s
+# whatever T twohost.sh's retry sets: 8 MiB messages to rxe on the wire
+# took more than its 30 s once.
 FI_CHECK=${FI_CHECK--c}
 fi_srv() {
 	local d=$1
 	shift
 	# shellcheck disable=SC2086
-	timeout "${T:-300}" fi_pingpong -p verbs -e msg -d "$d" $FI_CHECK "$@"
+	timeout 300 fi_pingpong -p verbs -e msg -d "$d" $FI_CHECK "$@"
 }
 fi_cli() {
 	local d=$1 s=$2
 	shift 2
 	# shellcheck disable=SC2086
-	timeout "${T:-300}" fi_pingpong -p verbs -e msg -d "$d" $FI_CHECK "$@" "$s"
+	timeout 300 fi_pingpong -p verbs -e msg -d "$d" $FI_CHECK "$@" "$s"
 }
 
 # fi_pp DEV [ARGS]: both ends on DEV
@@ -74,11 +76,11 @@ ucx_env() {
 # DEV; the server serves one client
 ucx_srv() {
 	# shellcheck disable=SC2046
-	env $(ucx_env "$1" "$2") timeout "${T:-300}" ucx_perftest -t "$3" "${@:4}"
+	env $(ucx_env "$1" "$2") timeout 300 ucx_perftest -t "$3" "${@:4}"
 }
 ucx_cli() {
 	# shellcheck disable=SC2046
-	env $(ucx_env "$1" "$3") timeout "${T:-300}" ucx_perftest "$2" -t "$4" "${@:5}"
+	env $(ucx_env "$1" "$3") timeout 300 ucx_perftest "$2" -t "$4" "${@:5}"
 }
 
 # ucx_pt DEV TLS TEST [ARGS]: both ends on DEV
