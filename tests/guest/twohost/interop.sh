@@ -59,21 +59,32 @@ qp_counted() {
 }
 # recvv -s|-c ADDR [MODE]: rdma_post_recvv(3) (the server prints TAP)
 # mc_recv BIND GROUP: mckey joins GROUP (rdma_join_multicast: IGMP, then
-# ibv_attach_mcast) and takes 10 datagrams sent to it.  mc_send BIND
-# GROUP: mckey joins it and sends 10, every half second for 25 s, since
-# the receiver in the other guest joins when its turn comes and a
-# datagram sent before that is lost.  The receiver's MTU-sized buffers
-# take whole datagrams with their GRH.
+# ibv_attach_mcast) and takes 10 datagrams sent to it, then tells the
+# peer it is done.  mc_send BIND GROUP: mckey joins it and sends 10,
+# again every half second until the receiver says it has them (120 s at
+# most): the receiver joins when its turn comes in the other guest, a
+# datagram sent before that is lost, and a fixed span left the receiver
+# a window of a few seconds when the sender's turn came early.  The
+# receiver's MTU-sized buffers take whole datagrams with their GRH.
 mc_recv() {
-	timeout 90 mckey -b "$1" -m "$2" -C 10 -S 1000
+	local rc=0
+	timeout 90 mckey -b "$1" -m "$2" -C 10 -S 1000 || rc=$?
+	tell "10.76.1.$peer" "mc-$2"
+	return $rc
 }
 mc_send() {
-	local end=$((SECONDS + 25))
-	while [ $SECONDS -lt $end ]; do
+	local heard=/tmp/mc-heard rc=0 h
+	rm -f $heard
+	( timeout 120 busybox nc -l -p 7000 | grep -qx "mc-$2" && touch $heard ) &
+	h=$!
+	until [ -e $heard ] || ! kill -0 $h 2>/dev/null; do
 		timeout 20 mckey -b "$1" -m "$2" -s -C 10 -S 1000 \
-			>/tmp/mckey.log 2>&1 || { cat /tmp/mckey.log; return 1; }
+			>/tmp/mckey.log 2>&1 || { cat /tmp/mckey.log; rc=1; break; }
 		sleep 0.5
 	done
+	wait $h
+	[ $rc = 0 ] || return 1
+	[ -e $heard ] || { echo "no word from the receiver in 120 s"; return 1; }
 }
 recvv() { timeout 60 build/tests/post_recvv "$@"; }
 
