@@ -309,6 +309,9 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 
 static int vhca_check_netdev(struct net_device *ndev)
 {
+	struct ib_device *other;
+	bool roce;
+
 	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
 		netdev_info(ndev, "vhca: not an Ethernet device\n");
 		return -EINVAL;
@@ -318,7 +321,21 @@ static int vhca_check_netdev(struct net_device *ndev)
 		netdev_info(ndev, "vhca: use the VLAN's real device\n");
 		return -EINVAL;
 	}
-	return 0;
+	/*
+	 * One RoCE stack per netdev: two would answer for the same GIDs and
+	 * hand out the same QPNs, and vhca's steering would take the other's
+	 * packets.  An iWARP device (siw) speaks TCP there and is no bother.
+	 * RDMA_DRIVER_UNKNOWN matches any driver, vhca's own devices too.
+	 */
+	other = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+	if (!other)
+		return 0;
+	roce = !rdma_protocol_iwarp(other, rdma_start_port(other));
+	if (roce)
+		netdev_info(ndev, "vhca: %s does RoCE on this netdev already\n",
+			    dev_name(&other->dev));
+	ib_device_put(other);
+	return roce ? -EBUSY : 0;
 }
 
 /**
@@ -332,7 +349,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 {
 	struct vhca_dev *vdev;
 	struct ib_device *ibdev;
-	bool gone;
+	bool gone, steered = false;
 	int err;
 
 	err = vhca_check_netdev(ndev);
@@ -388,6 +405,17 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 		netdev_info(ndev, "vhca: already has a vhca device\n");
 		goto err_dealloc;
 	}
+	/* a netdev going away meanwhile must not keep vhca's rx_handler */
+	rtnl_lock();
+	if (ndev->reg_state != NETREG_REGISTERED)
+		err = -ENODEV;
+	else
+		steered = vhca_recv_steer(vdev);
+	rtnl_unlock();
+	if (!err && !steered)
+		err = vhca_net_get(vdev);
+	if (err)
+		goto err_dealloc;
 	err = ib_device_set_netdev(ibdev, ndev, VHCA_PORT);
 	if (err)
 		goto err_dealloc;
@@ -404,10 +432,8 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	 */
 	rtnl_lock();
 	gone = ndev->reg_state != NETREG_REGISTERED;
-	if (!gone) {
+	if (!gone)
 		vhca_port_update(vdev);
-		vhca_recv_steer(vdev);
-	}
 	rtnl_unlock();
 
 	if (gone) {

@@ -145,10 +145,8 @@ int vhca_dev_list_add(struct vhca_dev *vdev)
 	if (!err)
 		list_add_tail_rcu(&vdev->list, &vhca_dev_list);
 	mutex_unlock(&vhca_dev_lock);
-	if (!err) {
+	if (!err)
 		atomic_inc(&vhca_devs_alive);
-		vhca_net_get(vdev);
-	}
 	return err;
 }
 

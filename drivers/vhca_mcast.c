@@ -8,11 +8,11 @@
  * mapped (::ffff:224.x.y.z).  While a group has QPs attached, the device's
  * netdev is a member of it, as a NIC's driver makes it when its HCA joins:
  * the netdev takes the group's frames, and switches that snoop IGMP/MLD
- * forward them.  A datagram to the group arrives through the UDP socket
- * (vhca_recv_udp(); steering takes unicast only), and one sent from this
- * host comes back through IP's multicast loopback, as a NIC loops back to
- * the QPs of its port: so every QP attached here gets a copy, the sender's
- * own included, and nothing is delivered twice.
+ * forward them.  A datagram to the group arrives through the steering
+ * (vhca_mcast_joined() says the group is the device's) or the UDP socket,
+ * and one sent from this host comes back through IP's multicast loopback,
+ * as a NIC loops back to the QPs of its port: so every QP attached here
+ * gets a copy, the sender's own included, and nothing is delivered twice.
  *
  * The groups are a short RCU list per device, changed under rtnl (for the
  * membership) and then mcast_lock; a group's QPs are slots that readers
@@ -241,6 +241,21 @@ unsigned int vhca_mcast_from_wire(struct vhca_dev *vdev,
 			n++;
 	}
 	return n;
+}
+
+/**
+ * vhca_mcast_joined() - whether QPs of a device are attached to a group
+ * @vdev: the device
+ * @mgid: the group's GID (an IPv4 group mapped)
+ *
+ * Under rcu_read_lock(); a group being joined or left meanwhile may be
+ * seen either way.
+ *
+ * Return: true if the device has the group.
+ */
+bool vhca_mcast_joined(struct vhca_dev *vdev, const union ib_gid *mgid)
+{
+	return vhca_mcast_find(vdev, mgid);
 }
 
 const struct ib_device_ops vhca_mcast_ops = {

@@ -63,13 +63,14 @@ static struct notifier_block vhca_netdev_nb = {
 };
 
 /*
- * RoCEv2 on the wire.  One UDP socket per address family, bound to port
- * 4791, exists in each network namespace that holds the netdev of a vhca
- * device, while one does: packets arrive in the namespace of the netdev
- * they arrive on.  Only one RoCE stack of a namespace can own that port:
- * when another (rdma_rxe, which on Linux 6.12 binds it in the initial
- * namespace) has it, the vhca devices there carry local traffic only, and
- * say so.
+ * RoCEv2 on the wire for devices that are not steered (vhca_recv.c says
+ * when): one UDP socket per address family, bound to port 4791, exists in
+ * each network namespace that holds the netdev of such a device, while
+ * one does: packets arrive in the namespace of the netdev they arrive on.
+ * Only one RoCE stack of a namespace can own that port: when another
+ * (rdma_rxe, which on Linux 6.12 binds it in the initial namespace when it
+ * loads) has it, such a device cannot be made.  Steered devices need no
+ * socket and leave the port to whoever wants it.
  *
  * A namespace can be dismantled while a device still counts on it: its
  * physical netdevs move back to the initial namespace, and the devices on
@@ -162,28 +163,47 @@ static struct vhca_netsock *vhca_netsock_get(struct net *net)
 	return ns;
 }
 
-/**
- * vhca_net_get() - a vhca device is being added: make sure of the sockets
- * @vdev: the device, its netdev set
- *
- * Process context.  Failing to bind is not an error for the device: it
- * still moves data between the vhca devices of this host.
- */
-void vhca_net_get(struct vhca_dev *vdev)
+/* The last user of @ns releases its port.  vhca_sock_lock held. */
+static void vhca_netsock_put(struct vhca_netsock *ns)
 {
-	mutex_lock(&vhca_sock_lock);
-	vdev->netsock = vhca_netsock_get(dev_net(vdev->ndev));
-	if (!vhca_net_bound(vdev))
-		netdev_warn(vdev->ndev,
-			    "vhca: UDP port %d is in use in its namespace (by rdma_rxe?): the device carries local traffic only\n",
-			    VHCA_ROCE_UDP_PORT);
-	mutex_unlock(&vhca_sock_lock);
+	if (--ns->users)
+		return;
+	vhca_netsock_release(ns);
+	list_del(&ns->list);	/* initialised: fine if already off */
+	kfree(ns);
 }
 
-/* Whether UDP port 4791 of @vdev's namespace is vhca's. */
-bool vhca_net_bound(const struct vhca_dev *vdev)
+/**
+ * vhca_net_get() - a device that is not steered needs the UDP sockets
+ * @vdev: the device, listed, not registered yet
+ *
+ * Process context.  The IPv4 socket is a must: without it the device could
+ * only reach the vhca devices of this host, a device that looks whole and
+ * is not.  Failing to open the IPv6 one leaves IPv6 GIDs unreachable from
+ * the wire, as a host without IPv6 has none.
+ *
+ * Return: 0, -ENOMEM, or -EADDRINUSE if another stack has the port.
+ */
+int vhca_net_get(struct vhca_dev *vdev)
 {
-	return vdev->netsock && vdev->netsock->sock4;
+	struct vhca_netsock *ns;
+	int err = 0;
+
+	mutex_lock(&vhca_sock_lock);
+	ns = vhca_netsock_get(dev_net(vdev->ndev));
+	if (!ns) {
+		err = -ENOMEM;
+	} else if (!ns->sock4) {
+		vhca_netsock_put(ns);
+		netdev_warn(vdev->ndev,
+			    "vhca: not steered, and UDP port %d of its namespace is in use (by rdma_rxe?): no device\n",
+			    VHCA_ROCE_UDP_PORT);
+		err = -EADDRINUSE;
+	} else {
+		vdev->netsock = ns;
+	}
+	mutex_unlock(&vhca_sock_lock);
+	return err;
 }
 
 /**
@@ -200,11 +220,7 @@ void vhca_net_put(struct vhca_dev *vdev)
 		return;
 	vdev->netsock = NULL;
 	mutex_lock(&vhca_sock_lock);
-	if (!--ns->users) {
-		vhca_netsock_release(ns);
-		list_del(&ns->list);	/* initialised: fine if already off */
-		kfree(ns);
-	}
+	vhca_netsock_put(ns);
 	mutex_unlock(&vhca_sock_lock);
 }
 

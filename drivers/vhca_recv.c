@@ -206,18 +206,24 @@ int vhca_recv_udp(struct sock *sk, struct sk_buff *skb)
 
 /*
  * Steering.  A RoCE NIC hands what arrives for UDP port 4791 of its own
- * addresses to its RDMA engine; the host's IP stack never sees it.  vhca
- * does the same with an rx_handler on its netdev, while the port is its
- * own in the netdev's namespace: a packet of its wire is checked as the
- * IP and UDP layers would for local delivery and goes straight to
+ * addresses, and of the multicast groups its QPs are attached to, to its
+ * RDMA engine; the host's IP stack never sees it.  vhca does the same with
+ * an rx_handler on its netdev: a packet of its wire is checked as the IP
+ * and UDP layers would for local delivery and goes straight to
  * vhca_recv_roce().  Routing, netfilter and the socket lookup are not
  * consulted for it, as for a NIC's RoCE traffic; packet taps (tcpdump)
  * still see it.  Anything else, or anything in doubt, is passed on to the
- * stack as it came.  RoCEv2 that reaches the UDP socket on the device's
- * own netdev (steering off, or a netdev whose rx_handler another driver
- * holds) is received there; on any other netdev (a VLAN over it, a
- * bridge it is a port of) vhca_recv_udp() drops it: answering would need
- * the GID's netdev on the way out, and transmission routes out of the
+ * stack as it came.
+ *
+ * A steered device needs no UDP socket, so it leaves port 4791 of its
+ * namespace free: rdma_rxe, which binds it when it loads, works beside it
+ * on other netdevs.  A device that is not steered (the module parameter
+ * steer=0, or a netdev whose rx_handler another driver holds: a bridge
+ * port, a bond member) receives through the port's socket instead, and
+ * cannot be made while another stack holds it.  RoCEv2 that reaches the
+ * socket on any netdev but the device's own (a VLAN over it, a bridge it
+ * is a port of) is dropped by vhca_recv_udp(): answering would need the
+ * GID's netdev on the way out, and transmission routes out of the
  * device's own.
  */
 
@@ -234,10 +240,22 @@ MODULE_PARM_DESC(steer,
 		 "take RoCEv2 before the IP stack, past netfilter (default: on; read at rdma link add)");
 
 /*
- * The length of @skb's IPv4 packet if it is a datagram to UDP port 4791
- * of an address of its netdev, else 0.  Only looks.
+ * Whether a datagram to @mgid (on the wire as @pkt_type) is for @vdev: a
+ * group its QPs are attached to, which the netdev took as multicast, or
+ * which came back through IP's multicast loopback from this host.
  */
-static u32 vhca_steer_len4(const struct sk_buff *skb)
+static bool vhca_steer_group(struct vhca_dev *vdev, const union ib_gid *mgid,
+			     u8 pkt_type)
+{
+	return (pkt_type == PACKET_MULTICAST || pkt_type == PACKET_LOOPBACK) &&
+	       vhca_mcast_joined(vdev, mgid);
+}
+
+/*
+ * The length of @skb's IPv4 packet if it is a datagram to UDP port 4791
+ * of an address of its netdev, or of a group of @vdev, else 0.  Only looks.
+ */
+static u32 vhca_steer_len4(struct vhca_dev *vdev, const struct sk_buff *skb)
 {
 	struct {
 		struct iphdr ip;
@@ -246,6 +264,7 @@ static u32 vhca_steer_len4(const struct sk_buff *skb)
 	const struct in_ifaddr *ifa;
 	const struct in_device *in_dev;
 	const typeof(_h) *h;
+	union ib_gid mgid;
 	u32 len;
 
 	h = skb_header_pointer(skb, 0, sizeof(*h), &_h);
@@ -259,8 +278,12 @@ static u32 vhca_steer_len4(const struct sk_buff *skb)
 	    ipv4_is_multicast(h->ip.saddr) || ipv4_is_lbcast(h->ip.saddr) ||
 	    ipv4_is_zeronet(h->ip.saddr) || ipv4_is_loopback(h->ip.saddr))
 		return 0;
+	if (ipv4_is_multicast(h->ip.daddr)) {
+		ipv6_addr_set_v4mapped(h->ip.daddr, (struct in6_addr *)mgid.raw);
+		return vhca_steer_group(vdev, &mgid, skb->pkt_type) ? len : 0;
+	}
 	in_dev = __in_dev_get_rcu(skb->dev);
-	if (!in_dev)
+	if (skb->pkt_type != PACKET_HOST || !in_dev)
 		return 0;
 	in_dev_for_each_ifa_rcu(ifa, in_dev)
 		if (ifa->ifa_local == h->ip.daddr)
@@ -269,13 +292,14 @@ static u32 vhca_steer_len4(const struct sk_buff *skb)
 }
 
 /* The same for IPv6: no extension header, an address of the netdev. */
-static u32 vhca_steer_len6(const struct sk_buff *skb)
+static u32 vhca_steer_len6(struct vhca_dev *vdev, const struct sk_buff *skb)
 {
 	struct {
 		struct ipv6hdr ip;
 		struct udphdr udp;
 	} _h;
 	const typeof(_h) *h;
+	union ib_gid mgid;
 	u32 len;
 
 	if (!IS_ENABLED(CONFIG_IPV6))
@@ -287,7 +311,13 @@ static u32 vhca_steer_len6(const struct sk_buff *skb)
 	    ipv6_addr_loopback(&h->ip.saddr))
 		return 0;
 	len = sizeof(h->ip) + ntohs(h->ip.payload_len);
-	if (len > skb->len || len < sizeof(*h) ||
+	if (len > skb->len || len < sizeof(*h))
+		return 0;
+	if (ipv6_addr_is_multicast(&h->ip.daddr)) {
+		memcpy(mgid.raw, &h->ip.daddr, sizeof(mgid.raw));
+		return vhca_steer_group(vdev, &mgid, skb->pkt_type) ? len : 0;
+	}
+	if (skb->pkt_type != PACKET_HOST ||
 	    !ipv6_chk_addr(dev_net(skb->dev), &h->ip.daddr, skb->dev, 1))
 		return 0;
 	return len;
@@ -296,23 +326,22 @@ static u32 vhca_steer_len6(const struct sk_buff *skb)
 static rx_handler_result_t vhca_rx_handler(struct sk_buff **pskb)
 {
 	struct sk_buff *skb = *pskb;
-	struct vhca_dev *vdev;
+	struct vhca_dev *vdev = rcu_dereference(skb->dev->rx_handler_data);
 	struct udphdr *uh;
 	u32 len, nhlen;
 	bool v4;
 
-	if (skb->pkt_type != PACKET_HOST || skb_is_gso(skb))
+	if (skb_is_gso(skb))
 		return RX_HANDLER_PASS;
 	v4 = skb->protocol == htons(ETH_P_IP);
 	if (v4)
-		len = vhca_steer_len4(skb);
+		len = vhca_steer_len4(vdev, skb);
 	else if (skb->protocol == htons(ETH_P_IPV6))
-		len = vhca_steer_len6(skb);
+		len = vhca_steer_len6(vdev, skb);
 	else
 		return RX_HANDLER_PASS;
 	if (!len)
 		return RX_HANDLER_PASS;
-	vdev = rcu_dereference(skb->dev->rx_handler_data);
 
 	/* ours from here on; a packet tap may hold it too */
 	skb = skb_share_check(skb, GFP_ATOMIC);
@@ -345,24 +374,24 @@ drop:
 
 /**
  * vhca_recv_steer() - take the device's RoCEv2 packets before the IP stack
- * @vdev: a registered device
+ * @vdev: a listed device whose netdev is registered
  *
- * Only while its namespace's UDP port is vhca's: if another RoCE stack
- * has it, its packets are that stack's.  A netdev whose rx_handler is
- * taken (a bridge port, a bond member), or any netdev with the module
- * parameter steer=0, keeps the UDP socket path alone.  Caller holds rtnl.
+ * Not with the module parameter steer=0, nor on a netdev whose rx_handler
+ * is taken (a bridge port, a bond member): the device then needs its
+ * namespace's UDP socket.  Packets may arrive before the device is
+ * registered, as through the socket: they find no QP.  Caller holds rtnl.
+ *
+ * Return: whether the device is steered.
  */
-void vhca_recv_steer(struct vhca_dev *vdev)
+bool vhca_recv_steer(struct vhca_dev *vdev)
 {
 	int err;
 
 	ASSERT_RTNL();
-	if (!vhca_net_bound(vdev))
-		return;
 	if (!READ_ONCE(vhca_steer_on)) {
 		netdev_info(vdev->ndev,
 			    "vhca: steering off: RoCEv2 goes through the IP stack and netfilter\n");
-		return;
+		return false;
 	}
 	err = netdev_rx_handler_register(vdev->ndev, vhca_rx_handler, vdev);
 	vdev->steered = !err;
@@ -370,6 +399,7 @@ void vhca_recv_steer(struct vhca_dev *vdev)
 		netdev_info(vdev->ndev,
 			    "vhca: the netdev has an rx_handler already: RoCEv2 goes through the IP stack (%d)\n",
 			    err);
+	return vdev->steered;
 }
 
 /**

@@ -77,9 +77,8 @@ struct vhca_ud_msg {
 /* vhca_net.c: the netdev, the UDP sockets, sending packets */
 int vhca_net_init(void);
 void vhca_net_exit(void);
-void vhca_net_get(struct vhca_dev *vdev);
+int vhca_net_get(struct vhca_dev *vdev);
 void vhca_net_put(struct vhca_dev *vdev);
-bool vhca_net_bound(const struct vhca_dev *vdev);
 struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 			       const struct vhca_tx_hdr *h, u32 len,
 			       u8 **payload);
@@ -98,7 +97,7 @@ void vhca_net_drain(struct vhca_qp *qp);
 extern const struct ib_device_ops vhca_counter_ops;
 
 /* vhca_recv.c: steering, parsing and checking what arrives */
-void vhca_recv_steer(struct vhca_dev *vdev);
+bool vhca_recv_steer(struct vhca_dev *vdev);
 void vhca_recv_unsteer(struct vhca_dev *vdev);
 int vhca_recv_udp(struct sock *sk, struct sk_buff *skb);
 bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
@@ -141,6 +140,7 @@ bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
 		  const struct vhca_ud_msg *m);
 unsigned int vhca_mcast_from_wire(struct vhca_dev *vdev,
 				  const struct vhca_ud_msg *m);
+bool vhca_mcast_joined(struct vhca_dev *vdev, const union ib_gid *mgid);
 
 /* vhca_resp.c: the responder of UC and RC on the wire */
 void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m);

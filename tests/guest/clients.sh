@@ -51,7 +51,7 @@ if rdma link add vhca0 type vhca netdev eth0 && wait_gid vhca0; then
 else
 	fail "rdma link add vhca0"
 fi
-check "vhca0 removed, vhca unloaded (rxe needs UDP port 4791)" \
+check "vhca0 removed (rxe0 goes on its netdev), vhca unloaded" \
 	bash -c "rdma link del vhca0 && modprobe -r vhca"
 if modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 &&
 	wait_gid rxe0; then

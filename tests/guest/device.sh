@@ -124,9 +124,11 @@ ip addr del 10.76.0.1/24 dev eth0
 check "removing the address removes its GID" wait_for 10 no_gid vhca0 $v4
 check "the IPv6 GID stays" has_gid vhca0 $v6
 
-# --- beside rxe on the same netdev -----------------------------------------
+# --- beside rxe -------------------------------------------------------------
 # A provider must not break other devices: libibverbs consults every
-# provider when it matches any device.
+# provider when it matches any device.  A steered vhca device leaves UDP
+# port 4791 free, so rdma_rxe (which binds it when it loads) loads beside
+# it; one netdev carries one RoCE stack.  steer.sh has both on a wire.
 pingpong() {
 	ibv_rc_pingpong -d "$1" -g "$2" -n 20 >/tmp/pp-server.log 2>&1 &
 	local srv=$! rc
@@ -134,34 +136,43 @@ pingpong() {
 	timeout 60 ibv_rc_pingpong -d "$1" -g "$2" -n 20 127.0.0.1 || return 1
 	wait $srv
 }
-# Only one RoCE stack can own UDP port 4791: rxe takes it when it loads,
-# so it goes first here, and vhca0 beside it carries local traffic only.
-rdma link del vhca0
-check "with its last device gone, vhca released UDP 4791: rdma_rxe loads" \
+ip link add xv0 type veth peer name xv1
+ip addr add 10.79.0.1/24 dev xv0
+ip link set xv0 up
+ip link set xv1 up
+xv0gid=0000:0000:0000:0000:0000:ffff:0a4f:0001
+check "rdma_rxe loads while vhca0 is on eth0 (UDP 4791 is free)" \
 	modprobe rdma_rxe
-if rdma link add rxe0 type rxe netdev eth0 &&
-   rdma link add vhca0 type vhca netdev eth0; then
-	check "vhca0 beside rxe says it carries local traffic only" \
-		bash -c 'dmesg | grep -q "UDP port 4791 is in use"'
-	check "node GUID differs from rxe's on the same netdev" \
-		test "$(cat $ib/vhca0/node_guid)" != "$(cat $ib/rxe0/node_guid)"
+rdma link del vhca0
+if rdma link add rxe0 type rxe netdev eth0; then
+	check "vhca0 on rxe0's netdev is refused" \
+		bash -c '! rdma link add vhca0 type vhca netdev eth0'
+	check "the kernel log says why" \
+		bash -c 'dmesg | grep -q "vhca: rxe0 does RoCE on this netdev already"'
+	check "and no vhca0 is left behind" gone vhca0
+	check "vhca0 on another netdev beside rxe0" \
+		rdma link add vhca0 type vhca netdev xv0
+	wait_for 10 has_gid vhca0 $xv0gid
 	check_eq "ibv_devices succeeds and lists both, with no warning" \
 		"$(ibv_devices 2>&1 | awk 'NR > 2 { print $1 }' | sort | tr '\n' ' '; echo "rc=${PIPESTATUS[0]}")" \
 		"rxe0 vhca0 rc=0"
+	check "ibv_rc_pingpong on rxe0 works with vhca's provider installed" \
+		pingpong rxe0 1
+	check "and on vhca0 beside it" \
+		pingpong vhca0 "$(gid_index vhca0 $xv0gid)"
 	rdma link del vhca0
 	check_eq "with rxe0 alone, ibv_devices succeeds" \
 		"$(ibv_devices 2>&1 | awk 'NR > 2 { print $1 }'; echo "rc=${PIPESTATUS[0]}")" \
 		"rxe0
 rc=0"
-	check "ibv_rc_pingpong on rxe0 works with vhca's provider installed" \
-		pingpong rxe0 1
 	rdma link del rxe0
-	rmmod rdma_rxe
-	rdma link add vhca0 type vhca netdev eth0
-	wait_for 10 has_gid vhca0 $v6
 else
 	fail "rxe0 on eth0, for the tests beside rxe"
 fi
+rmmod rdma_rxe
+ip link del xv0
+rdma link add vhca0 type vhca netdev eth0
+wait_for 10 has_gid vhca0 $v6
 
 # --- the port follows the netdev, with async events ------------------------
 watch_events vhca0 /tmp/async.log

@@ -9,33 +9,39 @@
 # netfilter: the rule stops an RC pingpong, and without it the same
 # pingpong goes through the socket.  With steering on (the default), the
 # rule does not apply, as documented (Documentation/security.md).
+# Then vhca beside rxe in one namespace: a steered device on another
+# netdev works on the wire, one on rxe's netdev is refused, and one that
+# is not steered is refused while rxe holds UDP 4791, and holds it itself
+# otherwise.
 . tests/guest/lib.sh
 
 in_c1() { ip netns exec c1 "$@"; }
+# v4gid DEV HOST [NET]: the GID index of 10.NET.0.HOST (NET 77 unless said)
 v4gid() {
-	grep -slx "0000:0000:0000:0000:0000:ffff:0a4d:000$2" \
+	grep -slx "0000:0000:0000:0000:0000:ffff:0a$(printf %x "${3:-77}"):000$2" \
 		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1 |
 		xargs -r basename
 }
-has_v4gid() { [ -n "$(v4gid "$1" "$2")" ]; }
-# rc_pair: an RC pingpong, server on vhca0 in c1, client on rxe0; data
+has_v4gid() { [ -n "$(v4gid "$@")" ]; }
+# rc_pair [SERVER CLIENT NET]: an RC pingpong, server on SERVER (vhca0) in
+# c1 at 10.NET.0.2 (77), client on CLIENT (rxe0) at 10.NET.0.1; data
 # checked.  Succeeds only if both ends do.
 rc_pair() {
-	local srv ok=0
-	in_c1 timeout 30 ibv_rc_pingpong -d vhca0 -g "$(v4gid vhca0 2)" \
+	local srv ok=0 s=${1:-vhca0} c=${2:-rxe0} net=${3:-77}
+	in_c1 timeout 30 ibv_rc_pingpong -d "$s" -g "$(v4gid "$s" 2 "$net")" \
 		-n 50 -s 4096 -m 1024 -c >/tmp/rc-server.log 2>&1 &
 	srv=$!
 	wait_for 60 in_c1 bash -c 'ss -Hltn "sport = :18515" | grep -q .' ||
 		{ echo "no server listening"; ok=1; }
-	timeout 30 ibv_rc_pingpong -d rxe0 -g "$(v4gid rxe0 1)" -n 50 \
-		-s 4096 -m 1024 -c 10.77.0.2 >/tmp/rc-client.log 2>&1 ||
+	timeout 30 ibv_rc_pingpong -d "$c" -g "$(v4gid "$c" 1 "$net")" -n 50 \
+		-s 4096 -m 1024 -c "10.$net.0.2" >/tmp/rc-client.log 2>&1 ||
 		{ echo "client: $?"; ok=1; }
 	wait "$srv" || { echo "server: $?"; ok=1; }
 	cat /tmp/rc-server.log /tmp/rc-client.log
 	! grep -q "invalid data" /tmp/rc-server.log /tmp/rc-client.log || ok=1
 	return $ok
 }
-no_rc_pair() { ! rc_pair; }
+no_rc_pair() { ! rc_pair "$@"; }
 vhca0_del() { in_c1 rdma link del vhca0; }
 steer_on() { echo 1 >/sys/module/vhca/parameters/steer; }
 # UDP datagrams the IP stack delivered in c1
@@ -97,7 +103,49 @@ check "steer=1: vhca0 took its packets before netfilter (UDP $udp, vhca0 $got)" 
 	test "$got" -gt 100 -a $((udp * 100)) -lt "$got"
 check_eq "steer=1: the rule dropped nothing more" "$(nft_dropped)" "$dropped0"
 
-in_c1 rdma link del vhca0
+# --- beside rxe in one namespace -------------------------------------------
+# vhca1 on veth2 in the initial namespace, where rdma_rxe holds UDP 4791,
+# and vhca2 on its peer veth3 in c1: a steered device needs no socket.
+ip link add veth2 type veth peer name veth3
+ip link set veth3 netns c1
+ip addr add 10.78.0.1/24 dev veth2
+ip link set veth2 up
+in_c1 ip addr add 10.78.0.2/24 dev veth3
+in_c1 ip link set veth3 up
+check "vhca1 on veth2, beside rxe0 in the initial namespace" \
+	rdma link add vhca1 type vhca netdev veth2
+check "vhca2 on veth3 in c1" in_c1 rdma link add vhca2 type vhca netdev veth3
+check "both have their IPv4 GIDs" \
+	wait_for 20 bash -c "$(declare -f v4gid has_v4gid); has_v4gid vhca1 1 78 && has_v4gid vhca2 2 78"
+check "RC pingpong vhca1 -> vhca2 in c1, on the wire beside rxe0" \
+	rc_pair vhca2 vhca1 78
+check "and rxe0 -> vhca0 in c1, with vhca1 beside rxe0" rc_pair
+check "vhca3 on rxe0's netdev is refused" \
+	bash -c '! rdma link add vhca3 type vhca netdev veth0'
+check "the kernel log says why" \
+	bash -c 'dmesg | grep -q "veth0: vhca: rxe0 does RoCE on this netdev already"'
+check "no vhca3 is left behind" test ! -e /sys/class/infiniband/vhca3
+
+# Not steered, a device needs the port: not while rxe has it.
+rdma link del vhca1
+echo 0 >/sys/module/vhca/parameters/steer
+check "steer=0: vhca1 is refused while rxe holds UDP 4791" \
+	bash -c '! rdma link add vhca1 type vhca netdev veth2'
+check "the kernel log says why" \
+	bash -c 'dmesg | grep -q "veth2: vhca: not steered, and UDP port 4791 of its namespace is in use"'
+check "no vhca1 is left behind" test ! -e /sys/class/infiniband/vhca1
 rdma link del rxe0
+rmmod rdma_rxe
+check "with rxe gone, steer=0: vhca1 is made and binds UDP 4791" \
+	bash -c 'rdma link add vhca1 type vhca netdev veth2 && ss -Hlun "sport = :4791" | grep -q .'
+check "rdma_rxe cannot load meanwhile (it binds the port when it loads)" \
+	bash -c '! modprobe rdma_rxe'
+rdma link del vhca1
+check "vhca1 gone, the port is free" bash -c '! ss -Hlun "sport = :4791" | grep -q .'
+check "and rdma_rxe loads" modprobe rdma_rxe
+steer_on
+
+in_c1 rdma link del vhca2
+in_c1 rdma link del vhca0
 ip netns del c1
 tap_done
