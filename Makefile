@@ -3,6 +3,10 @@
 # make              vhca.ko against the 6.12 headers, and the rdma-core provider
 # make lint         W=1 -Werror, sparse (C=2) -Wsparse-error, checkpatch --strict
 # make install      module and provider on this host (DESTDIR, INSTALL_MOD_PATH honoured)
+# make uninstall    what make install put there, with the same variables
+# make dkms-install the module source in /usr/src/vhca-VERSION, built and installed by DKMS
+# make dkms-uninstall  DKMS's builds of this version removed, and its source
+# make deb          the Debian packages in build/deb, lintian-checked (tools/mkdeb.sh)
 # make debug        vhca.ko, vhca.ko with the KUnit suites and tests/kmod against the
 #                   debug kernel (tools/debug-kernel.sh), in build/debug
 #
@@ -15,6 +19,9 @@ KSRC ?= $(VHCA_CACHE)/kunit/linux-source-6.12
 DEBUG_KDIR ?= $(VHCA_CACHE)/debug-kernel/build
 
 B := build
+# the packages' version (debian/changelog) is the module's for DKMS too
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+DKMS_SRC = $(DESTDIR)/usr/src/vhca-$(VERSION)
 MULTIARCH := $(shell gcc -print-multiarch)
 PROVIDER_DIR ?= /usr/lib/$(MULTIARCH)/libibverbs
 PROVIDER := $(B)/libvhca-rdmav34.so
@@ -38,7 +45,7 @@ HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))
 BENCH := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 
 .PHONY: all module provider tests kmod-tests debug lint lint-build lint-sparse lint-checkpatch \
-	lint-kerneldoc install clean
+	lint-kerneldoc install uninstall dkms-source dkms-install dkms-uninstall deb clean
 all: module provider tests
 
 tests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH) kmod-tests
@@ -76,7 +83,7 @@ provider: $(PROVIDER) $(B)/vhca.driver
 
 $(PROVIDER): $(PROV_SRCS) $(PROV_HDRS) userspace/provider.map
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS_PROV) -shared -o $@ $(PROV_SRCS) \
+	$(CC) $(CFLAGS_PROV) $(LDFLAGS) -shared -o $@ $(PROV_SRCS) \
 		-Wl,--version-script=userspace/provider.map -Wl,-z,defs -libverbs -lpthread
 
 $(B)/vhca.driver:
@@ -132,6 +139,35 @@ install: all
 	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
 	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so
 	install -D -m 0644 $(B)/vhca.driver $(DESTDIR)/etc/libibverbs.d/vhca.driver
+
+# modules_install compresses the module as the kernel's own are (.xz on
+# Debian): each suffix kbuild may have used goes
+MODDIR = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates
+uninstall:
+	rm -f $(MODDIR)/vhca.ko $(foreach z,.xz .gz .zst,$(MODDIR)/vhca.ko$(z))
+	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
+	rm -f $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so $(DESTDIR)/etc/libibverbs.d/vhca.driver
+
+# The tree DKMS builds from; debian/rules installs the same one.
+dkms-source:
+	install -d $(DKMS_SRC)/drivers $(DKMS_SRC)/uapi
+	install -m 0644 Kbuild Kconfig $(DKMS_SRC)/
+	install -m 0644 $(wildcard drivers/*.[ch]) $(DKMS_SRC)/drivers/
+	install -m 0644 uapi/vhca-abi.h $(DKMS_SRC)/uapi/
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+
+dkms-install: dkms-source provider
+	dkms install vhca/$(VERSION)
+	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so
+	install -D -m 0644 $(B)/vhca.driver $(DESTDIR)/etc/libibverbs.d/vhca.driver
+
+dkms-uninstall:
+	dkms remove vhca/$(VERSION) --all
+	rm -rf $(DKMS_SRC)
+	rm -f $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so $(DESTDIR)/etc/libibverbs.d/vhca.driver
+
+deb:
+	tools/mkdeb.sh
 
 clean:
 	$(KMAKE) clean

@@ -19,6 +19,7 @@ PKGS=(
 	ibverbs-utils rdmacm-utils perftest python3-pyverbs nvme-cli fio
 	open-iscsi nftables
 	ucx-utils libfabric-bin nfs-kernel-server
+	dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 	linux-source-6.12
 )
 

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # The whole test suite: set-up, build, lint (W=1, sparse, checkpatch), host
-# tests, the guest harness's self-test, then in guests of Debian's kernel
-# the device tests, netfilter steering, two vhca devices on one host, the
-# RDMA CM and kernel ULP (kernel verbs, NVMe-oF, iSER) tests, rdma-core's
-# pyverbs suite, what users run (libfabric, UCX, NFS over RDMA, SRP) and
+# tests, the Debian packages' build and lintian, the guest harness's
+# self-test, then in guests of Debian's kernel the device tests, netfilter
+# steering and rxe beside vhca, the packages installed (DKMS), two vhca
+# devices on one host, the RDMA CM and kernel ULP (kernel verbs, NVMe-oF,
+# iSER) tests, rdma-core's pyverbs suite, what users run (libfabric, UCX, NFS over RDMA, SRP) and
 # the two-guest link test.  Then on the debug kernel
 # (tools/debug-kernel.sh: KASAN, lockdep, UBSAN, kmemleak, fault
 # injection): the KUnit suites, the device and kernel ULP tests again,
@@ -117,6 +118,8 @@ check "checkpatch --strict" make -s lint-checkpatch
 check "kernel-doc -Wall" make -s lint-kerneldoc
 
 tap host bash tests/host/run.sh
+check "Debian packages: dpkg-buildpackage, no lintian error or warning" \
+	tools/mkdeb.sh
 
 # kunit_uml: the KUnit suites under UML, without the debug kernel
 kunit_uml() {
@@ -133,6 +136,7 @@ kunit_uml() {
 tap harness bash tests/harness.sh
 tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
 tap guest-steer tools/guest.sh 'bash tests/guest/steer.sh'
+tap guest-packages tools/guest.sh --timeout 1200 'bash tests/guest/packages.sh'
 tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
 tap guest-twodev tools/guest.sh 'bash tests/guest/twodev.sh'
 tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'

@@ -29,6 +29,18 @@ installed() {
 	grep -qx "driver vhca" "$inst/etc/libibverbs.d/vhca.driver"
 }
 check "make install places module, provider and driver file" installed
+check_eq "make uninstall removes every file make install placed" \
+	"$(make -s uninstall DESTDIR="$inst" INSTALL_MOD_PATH="$inst" && find "$inst" ! -type d)" ""
+dkms_tree() {
+	local v src
+	v=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+	src=$inst/usr/src/vhca-$v
+	make -s dkms-source DESTDIR="$inst" &&
+		grep -qx "PACKAGE_VERSION=\"$v\"" "$src/dkms.conf" &&
+		test -f "$src/Kbuild" -a -f "$src/drivers/vhca_main.c" \
+			-a -f "$src/uapi/vhca-abi.h"
+}
+check "make dkms-source lays out the tree DKMS builds, its version set" dkms_tree
 rm -rf "$inst"
 
 # bench/host_cpu.py's report, on samples whose shares are known: guest a's
