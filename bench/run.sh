@@ -12,6 +12,11 @@
 #                         (tests/guest/clients-lib.sh: libfabric, UCX,
 #                         NFS over RDMA, SRP) on vhca0 and then on rxe0,
 #                         one table with vhca/rxe ratios
+#   bench/run.sh --nvme   one guest boot: NVMe-oF (nvmet on null_blk)
+#                         through nvme-loop, the limit, and nvme-rdma on
+#                         vhca0 and rxe0; iSER (LIO on null_blk) on vhca0
+#                         and rxe0; fio 4k random read QD32 and QD1, 128k
+#                         write QD8 (bench/guest-nvme.sh)
 #   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and
 #                         vhca0 to vhca0 across it, two rounds each
 #                         (bench/wire.sh); for each bandwidth test also
@@ -58,6 +63,9 @@ if [ "${1:-}" = --wire ]; then
 		-f bench/table.awk "$out"
 	echo
 	python3 bench/host_cpu.py report "${out%.results}.host" "$out"
+elif [ "${1:-}" = --nvme ]; then
+	tools/guest.sh --timeout 1800 'bash bench/guest-nvme.sh' | tee "$out" | grep -v '^RESULT' || true
+	awk -f bench/nvme-table.awk "$out"
 elif [ "${1:-}" = --clients ]; then
 	tools/guest.sh --timeout 1800 'bash bench/guest-clients.sh' | tee "$out" | grep -v '^RESULT' || true
 	awk -v target="usec figures: lower is better; MBps: higher" \
