@@ -17,6 +17,28 @@ static void vhca_cq_error(struct vhca_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/*
+ * Call @cq's completion handler as an HCA's interrupt would, with bottom
+ * halves off where they can be turned off.  A CQ its consumer polls in
+ * softirq (IB_POLL_SOFTIRQ: nvme-rdma's, iSER's) is then polled when they
+ * come back on, in this context; from process context (the engine's
+ * work) the handler's raise would otherwise wake ksoftirqd, one more
+ * thread to schedule per completion.  In hardirq context, or with
+ * interrupts off (a kernel consumer may post to a QP in error, whose WQEs
+ * complete at once, under a spinlock), bottom halves cannot be turned back
+ * on here, and the raise needs no wakeup anyway.
+ */
+static void vhca_cq_fire(struct vhca_cq *cq)
+{
+	if (in_hardirq() || irqs_disabled()) {
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		return;
+	}
+	local_bh_disable();
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	local_bh_enable();
+}
+
 /**
  * vhca_cq_post() - add a completion to a CQ
  * @cq: the CQ
@@ -85,7 +107,7 @@ out:
 	if (first_overflow)
 		vhca_cq_error(cq);
 	if (fire && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		vhca_cq_fire(cq);
 	return err;
 }
 
