@@ -50,19 +50,19 @@ measure() {
 }
 
 # --- the target side: null_blk and nvmet ---------------------------------
-mountpoint -q $cfg || mount -t configfs none $cfg
 # two null_blk devices that complete in the submitting context: the
 # storage costs next to nothing, what is measured is the path to it
 modprobe null_blk nr_devices=2 gb=4 bs=4096 irqmode=0 queue_mode=2 \
 	submit_queues=2 || { echo "# no null_blk"; exit 1; }
-modprobe -a nvmet nvme-loop nvmet-rdma nvme-rdma ib_isert ib_iser sd_mod
+modprobe -a configfs nvmet nvme-loop nvmet-rdma nvme-rdma ib_isert ib_iser sd_mod
+mountpoint -q $cfg || mount -t configfs none $cfg
 ip link set eth0 up
 ip addr add $A/24 dev eth0
 sub=$cfg/nvmet/subsystems/$NQN
-mkdir $sub $sub/namespaces/1
-echo 1 >$sub/attr_allow_any_host
-echo -n /dev/nullb0 >$sub/namespaces/1/device_path
-echo 1 >$sub/namespaces/1/enable
+{ mkdir $sub $sub/namespaces/1 &&
+	echo 1 >$sub/attr_allow_any_host &&
+	echo -n /dev/nullb0 >$sub/namespaces/1/device_path &&
+	echo 1 >$sub/namespaces/1/enable; } || { echo "# no nvmet subsystem"; exit 1; }
 
 # nvmet_port N TRTYPE [ADDR]: port N of TRTYPE serves the subsystem
 nvmet_port() {
@@ -81,8 +81,9 @@ nvmet_port_down() {
 # nvme_disk: the namespace's block device once connected
 nvme_disk() {
 	local d
-	for d in /sys/class/nvme/nvme*/nvme*n1; do
-		[ -e "$d" ] && echo "/dev/$(basename "$d")" && return
+	for d in /sys/block/nvme*n1; do
+		# not a path's hidden disk (nvme0c0n1) under native multipath
+		[[ ${d##*/} =~ ^nvme[0-9]+n1$ ]] && echo "/dev/${d##*/}" && return
 	done
 	return 1
 }
@@ -106,16 +107,16 @@ nvme_rdma() {
 # --- iSER: LIO with an iblock backstore on /dev/nullb1 ---------------------
 tpg=$cfg/target/iscsi/$IQN/tpgt_1
 disk=$cfg/target/core/iblock_0/nullb1
-mkdir -p $disk
-echo udev_path=/dev/nullb1 >$disk/control
-echo 1 >$disk/enable
-mkdir -p $tpg/lun/lun_0
-ln -s $disk $tpg/lun/lun_0/nullb1
-echo 0 >$tpg/attrib/authentication
-echo 1 >$tpg/attrib/generate_node_acls
-echo 1 >$tpg/attrib/cache_dynamic_acls
-echo 0 >$tpg/attrib/demo_mode_write_protect
-echo 1 >$tpg/enable
+{ mkdir -p $disk &&
+	echo udev_path=/dev/nullb1 >$disk/control &&
+	echo 1 >$disk/enable &&
+	mkdir -p $tpg/lun/lun_0 &&
+	ln -s $disk $tpg/lun/lun_0/nullb1 &&
+	echo 0 >$tpg/attrib/authentication &&
+	echo 1 >$tpg/attrib/generate_node_acls &&
+	echo 1 >$tpg/attrib/cache_dynamic_acls &&
+	echo 0 >$tpg/attrib/demo_mode_write_protect &&
+	echo 1 >$tpg/enable; } || { echo "# no iSCSI target"; exit 1; }
 iser_disk() {
 	local b
 	for b in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
@@ -134,6 +135,7 @@ iser() {
 	timeout 10 iscsiadm -m node -o delete >/dev/null 2>&1
 	rmdir "$tpg/np/$A:3260"
 }
+mkdir -p /run/lock/iscsi
 pgrep -x iscsid >/dev/null || iscsid
 
 # on_dev DEV: add the link of DEV (vhca0 or rxe0) on eth0, run both
