@@ -11,10 +11,11 @@ nvmet_cfg=/sys/kernel/config/nvmet
 # nvme_target_up ADDR USE_SRQ: the target listens on ADDR:4420
 nvme_target_up() {
 	local cfg=$nvmet_cfg
-	mountpoint -q /sys/kernel/config ||
-		mount -t configfs none /sys/kernel/config
 	[ -f /tmp/ns.img ] || truncate -s 96M /tmp/ns.img
+	# configfs's mount point exists once the module (nvmet's) is loaded
 	modprobe nvmet-rdma use_srq="$2" &&
+	{ mountpoint -q /sys/kernel/config ||
+		mount -t configfs none /sys/kernel/config; } &&
 	mkdir $cfg/subsystems/$NQN &&
 	echo 1 >$cfg/subsystems/$NQN/attr_allow_any_host &&
 	mkdir $cfg/subsystems/$NQN/namespaces/1 &&
