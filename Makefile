@@ -45,7 +45,8 @@ HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))
 BENCH := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 
 .PHONY: all module provider tests kmod-tests debug lint lint-build lint-sparse lint-checkpatch \
-	lint-kerneldoc install uninstall dkms-source dkms-install dkms-uninstall deb clean
+	lint-kerneldoc install uninstall install-provider uninstall-provider dkms-source \
+	dkms-install dkms-uninstall deb version clean
 all: module provider tests
 
 tests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH) kmod-tests
@@ -131,22 +132,26 @@ lint-kerneldoc:
 	perl $(KSRC)/scripts/kernel-doc -none -Wall -Werror \
 		$(filter-out Kconfig,$(KERNEL_FILES))
 
-install: all
+install: all install-provider
 	# Debian's signing key stays with Debian: install the module unsigned.
 	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_VHCA=m \
 		CONFIG_MODULE_SIG_ALL= INSTALL_MOD_DIR=updates modules_install
 	# Debian's headers carry no System.map, so kbuild skips depmod.
 	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
+
+install-provider: provider
 	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so
 	install -D -m 0644 $(B)/vhca.driver $(DESTDIR)/etc/libibverbs.d/vhca.driver
+
+uninstall-provider:
+	rm -f $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so $(DESTDIR)/etc/libibverbs.d/vhca.driver
 
 # modules_install compresses the module as the kernel's own are (.xz on
 # Debian): each suffix kbuild may have used goes
 MODDIR = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates
-uninstall:
+uninstall: uninstall-provider
 	rm -f $(MODDIR)/vhca.ko $(foreach z,.xz .gz .zst,$(MODDIR)/vhca.ko$(z))
 	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
-	rm -f $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so $(DESTDIR)/etc/libibverbs.d/vhca.driver
 
 # The tree DKMS builds from; debian/rules installs the same one.
 dkms-source:
@@ -156,15 +161,16 @@ dkms-source:
 	install -m 0644 uapi/vhca-abi.h $(DKMS_SRC)/uapi/
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
-dkms-install: dkms-source provider
+dkms-install: dkms-source install-provider
 	dkms install vhca/$(VERSION)
-	install -D -m 0644 $(PROVIDER) $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so
-	install -D -m 0644 $(B)/vhca.driver $(DESTDIR)/etc/libibverbs.d/vhca.driver
 
-dkms-uninstall:
+dkms-uninstall: uninstall-provider
 	dkms remove vhca/$(VERSION) --all
 	rm -rf $(DKMS_SRC)
-	rm -f $(DESTDIR)$(PROVIDER_DIR)/libvhca-rdmav34.so $(DESTDIR)/etc/libibverbs.d/vhca.driver
+
+# for the scripts (tools/mkdeb.sh, the tests): the one reading of the version
+version:
+	@echo $(VERSION)
 
 deb:
 	tools/mkdeb.sh

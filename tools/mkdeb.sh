@@ -15,7 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 cd "$VHCA_ROOT"
-version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+version=$(make -s --no-print-directory version)
 out=build/deb
 src=$out/vhca-$version
 rm -rf "$out"

@@ -14,7 +14,7 @@
 
 kver=$(uname -r)
 libdir=/usr/lib/x86_64-linux-gnu/libibverbs
-version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+version=$(make -s --no-print-directory version)
 dkms_dir=/lib/modules/$kver/updates/dkms
 # the module DKMS installed, compressed as the kernel's own (.ko.xz)
 dkms_ko() { compgen -G "$dkms_dir/vhca.ko*"; }

@@ -33,7 +33,7 @@ check_eq "make uninstall removes every file make install placed" \
 	"$(make -s uninstall DESTDIR="$inst" INSTALL_MOD_PATH="$inst" && find "$inst" ! -type d)" ""
 dkms_tree() {
 	local v src
-	v=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+	v=$(make -s --no-print-directory version)
 	src=$inst/usr/src/vhca-$v
 	make -s dkms-source DESTDIR="$inst" &&
 		grep -qx "PACKAGE_VERSION=\"$v\"" "$src/dkms.conf" &&
