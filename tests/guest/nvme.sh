@@ -36,11 +36,14 @@ nvme_target_down() {
 	modprobe -r nvmet-rdma
 }
 
-# nvme_connect ADDR: the host connects and the namespace appears
+# nvme_connect ADDR [OPTION]...: the host connects and the namespace
+# appears; the options go to nvme connect
 nvme_connect() {
+	local addr=$1
+	shift
 	modprobe nvme-rdma &&
-	timeout 60 nvme connect -t rdma -a "$1" -s 4420 -n $NQN \
-		--hostnqn=$HOSTNQN &&
+	timeout 60 nvme connect -t rdma -a "$addr" -s 4420 -n $NQN \
+		--hostnqn=$HOSTNQN "$@" &&
 		wait_for 10 test -b /dev/nvme0n1
 }
 
