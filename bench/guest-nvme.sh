@@ -9,7 +9,10 @@
 # open-iscsi's iSER initiator on vhca0 and on rxe0.  fio with libaio and
 # direct I/O measures each disk alike.  ROUNDS rounds (2), the transports
 # taking turns within each.  Prints "RESULT <loop|vhca0|rxe0> <metric>
-# <value>" lines, "n/a" where a run failed.
+# <value>" lines, "n/a" where a run failed.  With AB="A B ...", vhca0
+# runs once a round as each of build/ab/A.ko, B.ko ... (in that order,
+# then the reverse), and its lines say vhca0-A, vhca0-B ...: builds
+# compared in one boot.
 . tests/guest/lib.sh
 
 A=10.76.0.1
@@ -138,23 +141,39 @@ iser() {
 mkdir -p /run/lock/iscsi
 pgrep -x iscsid >/dev/null || iscsid
 
-# on_dev DEV: add the link of DEV (vhca0 or rxe0) on eth0, run both
-# protocols on it, delete it
+# on_dev DEV [WHO]: add the link of DEV (vhca0 or rxe0) on eth0, run
+# both protocols on it as WHO (DEV), delete it
 on_dev() {
 	local type=${1%0}
 	if ! { rdma link add "$1" type "$type" netdev eth0 && wait_gid "$1"; }; then
 		echo "# no $1"
 		return 1
 	fi
-	nvme_rdma "$1"
-	iser "$1"
+	nvme_rdma "${2:-$1}"
+	iser "${2:-$1}"
 	rdma link del "$1"
+}
+
+# on_build K: vhca0 as build/ab/K.ko
+on_build() {
+	if ! { rmmod vhca && insmod "build/ab/$1.ko"; }; then
+		echo "# no $1.ko"
+		return 1
+	fi
+	on_dev vhca0 "vhca0-$1"
 }
 
 modprobe -a vhca rdma_rxe
 for r in $(seq "$ROUNDS"); do
 	echo "# round $r"
 	nvme_loop
-	on_dev vhca0
+	if [ -n "${AB:-}" ]; then
+		ks=$AB
+		# shellcheck disable=SC2086 # a list of names
+		[ $((r % 2)) = 1 ] || ks=$(printf '%s\n' $AB | tac)
+		for k in $ks; do on_build "$k"; done
+	else
+		on_dev vhca0
+	fi
 	on_dev rxe0
 done

@@ -10,6 +10,7 @@ $1 == "RESULT" {
 	rounds[key]++
 	if ($4 ~ /^[0-9.]+$/) { sum[key] += $4; got[key]++ }
 	if (!($3 in seen)) { seen[$3] = 1; order[n++] = $3 }
+	if ($2 ~ /^vhca0-/ && !($2 in isbuild)) { isbuild[$2] = 1; build[nb++] = $2 }
 }
 function val(k) { return got[k] ? sprintf("%.6g", sum[k] / got[k]) : "n/a" }
 function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a" }
@@ -22,6 +23,20 @@ END {
 		for (w in rounds)
 			if (index(w, "," m) && got[w] < rounds[w])
 				printf " (%s: %d of %d)", substr(w, 1, index(w, ",") - 1), got[w], rounds[w]
+		printf "\n"
+	}
+	# AB=...: each build's figure, then each one's ratio to the first's
+	for (i = 0; nb && i < n; i++) {
+		m = order[i]
+		if (!i) {
+			printf "%-30s %10s %10s", "builds (AB): metric", "loop", "rxe0"
+			for (j = 0; j < nb; j++) printf " %10s", build[j]
+			for (j = 1; j < nb; j++) printf " %10s", substr(build[j], 7) "/" substr(build[0], 7)
+			printf "\n"
+		}
+		printf "%-30s %10s %10s", m, val("loop," m), val("rxe0," m)
+		for (j = 0; j < nb; j++) printf " %10s", val(build[j] "," m)
+		for (j = 1; j < nb; j++) printf " %10s", ratio(val(build[j] "," m), val(build[0] "," m))
 		printf "\n"
 	}
 	print "targets: 4k QD32 IOPS vhca/rxe >= 3 and vhca/loop >= 0.8; 128k write vhca/loop >= 0.5; QD1 usec vhca/loop <= 1.3"

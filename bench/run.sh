@@ -16,7 +16,11 @@
 #                         through nvme-loop, the limit, and nvme-rdma on
 #                         vhca0 and rxe0; iSER (LIO on null_blk) on vhca0
 #                         and rxe0; fio 4k random read QD32 and QD1, 128k
-#                         write QD8 (bench/guest-nvme.sh)
+#                         write QD8 (bench/guest-nvme.sh).  With
+#                         VHCA_BENCH_AB="A B ..." vhca0 runs as each of
+#                         build/ab/A.ko, B.ko ... in turn instead (builds
+#                         of two commits compared in one boot), and
+#                         VHCA_BENCH_ROUNDS=N sets the rounds (2)
 #   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and
 #                         vhca0 to vhca0 across it, two rounds each
 #                         (bench/wire.sh); for each bandwidth test also
@@ -64,7 +68,15 @@ if [ "${1:-}" = --wire ]; then
 	echo
 	python3 bench/host_cpu.py report "${out%.results}.host" "$out"
 elif [ "${1:-}" = --nvme ]; then
-	tools/guest.sh --timeout 1800 'bash bench/guest-nvme.sh' | tee "$out" | grep -v '^RESULT' || true
+	ab=${VHCA_BENCH_AB:-} rounds=${VHCA_BENCH_ROUNDS:-2}
+	[[ $ab =~ ^[A-Za-z0-9\ ]*$ && $rounds =~ ^[0-9]+$ ]] ||
+		die "VHCA_BENCH_AB: build names (letters, digits); VHCA_BENCH_ROUNDS: a number"
+	for k in $ab; do
+		[ -f "build/ab/$k.ko" ] || die "no build/ab/$k.ko"
+	done
+	tools/guest.sh --timeout $((900 * rounds + 600)) \
+		"AB='$ab' ROUNDS=$rounds bash bench/guest-nvme.sh" |
+		tee "$out" | grep -v '^RESULT' || true
 	awk -f bench/nvme-table.awk "$out"
 elif [ "${1:-}" = --clients ]; then
 	tools/guest.sh --timeout 1800 'bash bench/guest-clients.sh' | tee "$out" | grep -v '^RESULT' || true
