@@ -29,8 +29,9 @@ static char *dev_name_param = "vhca0";
 module_param_named(dev, dev_name_param, charp, 0444);
 MODULE_PARM_DESC(dev, "the RDMA device to test (default vhca0)");
 
-#define NSEND	4	/* SENDs that must arrive */
-#define NRECV	12	/* receives posted: NRECV - NSEND stay for the drain */
+#define NSEND	4	/* SENDs that must arrive, one at a time */
+#define NSENT	(NSEND + 1)	/* then one posted with BH disabled */
+#define NRECV	12	/* receives posted: NRECV - NSENT stay for the drain */
 #define MSG	64
 #define BUF	(MSG + 40)	/* a UD receive starts with the GRH slot */
 #define WAIT	(5 * HZ)
@@ -402,7 +403,7 @@ static void run_case(struct ib_device *dev, enum ib_qp_type type, bool srq)
 	struct ib_rdma_wr wwr = {};
 	struct ib_recv_wr rwr = {};
 	struct tcase *t;
-	int err, i, left = NRECV - NSEND;
+	int err, i, left = NRECV - NSENT;
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t) {
@@ -437,6 +438,16 @@ static void run_case(struct ib_device *dev, enum ib_qp_type type, bool srq)
 	    "%s on an %s: %d SENDs received intact (%d)", name, rq, NSEND,
 	    err);
 
+	/* as a ULP posts from its completion handler: softirq context */
+	if (!err) {
+		local_bh_disable();
+		err = post_send(t, NSEND);
+		local_bh_enable();
+	}
+	tap(!err && wait_count(t, C_RECV_OK, NSENT) && t->data_ok,
+	    "%s on an %s: a SEND posted with BH disabled is received (%d)",
+	    name, rq, err);
+
 	/* The receiver drains with receives still posted. */
 	ib_drain_qp(t->b.qp);
 	if (srq) {
@@ -451,14 +462,14 @@ static void run_case(struct ib_device *dev, enum ib_qp_type type, bool srq)
 		    name, left);
 	}
 	ib_drain_qp(t->a.qp);
-	tap(atomic_read(&t->count[C_SEND_OK]) == NSEND &&
-	    atomic_read(&t->count[C_RECV_OK]) == NSEND &&
+	tap(atomic_read(&t->count[C_SEND_OK]) == NSENT &&
+	    atomic_read(&t->count[C_RECV_OK]) == NSENT &&
 	    atomic_read(&t->count[C_RECV_FLUSH]) == left &&
 	    !atomic_read(&t->count[C_SEND_FLUSH]) &&
 	    !atomic_read(&t->count[C_OTHER]),
 	    "%s on an %s: no completion lost, none twice (%d/%d sent, %d/%d received, %d/%d flushed, %d other)",
-	    name, rq, atomic_read(&t->count[C_SEND_OK]), NSEND,
-	    atomic_read(&t->count[C_RECV_OK]), NSEND,
+	    name, rq, atomic_read(&t->count[C_SEND_OK]), NSENT,
+	    atomic_read(&t->count[C_RECV_OK]), NSENT,
 	    atomic_read(&t->count[C_RECV_FLUSH]), left,
 	    atomic_read(&t->count[C_OTHER]));
 
