@@ -18,13 +18,16 @@ killed_server() {
 	wait "$srv"
 	return $ok
 }
-# forged_ack_server: an 8-second ib_write_bw server on vhca0 (port 18602)
+# forged_ack_server: a 16-second ib_write_bw server on vhca0 (port 18602)
 # that, once b's client is writing to it, sends b's QP valid-looking ACKs
 # for a PSN far beyond any it has sent (tests/guest/forge_ack.py).  Its
 # QP says which: the remote QPN, and the PSN it expects next (rq-psn).
+# The ACKs must come while b's QP exists: on a loaded host the 2000
+# packets write_server waits for, and three starts of python, took most
+# of the 8 s the two ran before, and b's QP was gone when they arrived.
 forged_ack_server() {
 	local srv qpn psn ok=0
-	T=90 write_server 8 18602 60 || ok=1
+	T=90 write_server 16 18602 60 || ok=1
 	read -r qpn psn <<<"$(rdma res show qp link vhca0/1 | awk '
 		/type RC/ && /comm ib_write_bw/ {
 			for (i = 1; i < NF; i++) {
@@ -44,11 +47,12 @@ forged_ack_server() {
 # forged_ack_client: b's side.  The ACK is dropped and counted
 # (rcvd_unexpected); believed, it would have completed WRITEs a never got.
 forged_ack_client() {
-	local u0 u1
-	u0=$(stat rcvd_unexpected)
-	retry pt ib_write_bw vhca0 -D 8 -p 18602 10.76.1.1 || return 1
+	local u0 u1 n0
+	u0=$(stat rcvd_unexpected) n0=$(stat rcvd_no_qp)
+	retry pt ib_write_bw vhca0 -D 16 -p 18602 10.76.1.1 || return 1
 	u1=$(stat rcvd_unexpected)
-	echo "rcvd_unexpected $u0 -> $u1"
+	# an ACK that came after the QP went is counted there instead
+	echo "rcvd_unexpected $u0 -> $u1, rcvd_no_qp $n0 -> $(stat rcvd_no_qp)"
 	[ "$u1" -gt "$u0" ]
 }
 # killed_client: b's side of killed_server.  Its server's QP is gone, so
