@@ -19,7 +19,7 @@
 #                         write QD8 (bench/guest-nvme.sh).  With
 #                         VHCA_BENCH_AB="A B ..." vhca0 runs as each of
 #                         build/ab/A.ko, B.ko ... in turn instead (builds
-#                         of two commits compared in one boot), and
+#                         of different commits compared in one boot), and
 #                         VHCA_BENCH_ROUNDS=N sets the rounds (2)
 #   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and
 #                         vhca0 to vhca0 across it, two rounds each

@@ -24,7 +24,8 @@ killed_server() {
 # QP says which: the remote QPN, and the PSN it expects next (rq-psn).
 # The ACKs must come while b's QP exists: on a loaded host the 2000
 # packets write_server waits for, and three starts of python, took most
-# of the 8 s the two ran before, and b's QP was gone when they arrived.
+# of the 8 s the two ran before, and in one full run b counted none
+# (most likely because its QP was gone by then).
 forged_ack_server() {
 	local srv qpn psn ok=0
 	T=90 write_server 16 18602 60 || ok=1
