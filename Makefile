@@ -9,8 +9,13 @@
 # make deb          the Debian packages in build/deb, lintian-checked (tools/mkdeb.sh)
 # make debug        vhca.ko, vhca.ko with the KUnit suites and tests/kmod against the
 #                   debug kernel (tools/debug-kernel.sh), in build/debug
+# make sysmodule KDIR=... B=...  vhca.ko and tests/kmod against another kernel's
+#                   build tree, from a copy of the sources in $(B)/src, W=1 -Werror
+#                   and sparse-clean (tools/system.sh, for each supported system)
 #
-# KVER defaults to the ABI tools/setup.sh picked, else the running kernel.
+# KVER defaults to the ABI tools/setup.sh picked, else the running kernel.  Every
+# module build first runs the compatibility probes (drivers/compat/probe.sh)
+# against its KDIR, into the drivers/vhca_probed.h of the tree it builds.
 
 VHCA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vhca
 KVER ?= $(or $(shell cat $(VHCA_CACHE)/kver 2>/dev/null),$(shell uname -r))
@@ -18,7 +23,7 @@ KDIR ?= /usr/src/linux-headers-$(KVER)
 KSRC ?= $(VHCA_CACHE)/kunit/linux-source-6.12
 DEBUG_KDIR ?= $(VHCA_CACHE)/debug-kernel/build
 
-B := build
+B ?= build
 # the packages' version (debian/changelog) is the module's for DKMS too
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 DKMS_SRC = $(DESTDIR)/usr/src/vhca-$(VERSION)
@@ -31,25 +36,32 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_VHCA=m W=1
 KMAKE_TESTS = $(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod W=1
 
 CFLAGS_USER ?= -O2 -g
-CFLAGS_PROV := $(CFLAGS_USER) -std=gnu11 -fPIC -Wall -Wextra -Werror \
+# The rdma-core release whose private ABI the provider is built for: the
+# third field of libibverbs' version (1.14.44.0 is rdma-core 44).
+# The tests that reach into the provider's objects need it too.
+RDMA_CORE := $(shell pkg-config --modversion libibverbs 2>/dev/null | cut -d. -f3)
+RDMA_CORE_DEF := -DVHCA_RDMA_CORE=$(or $(RDMA_CORE),0)
+CFLAGS_PROV := $(CFLAGS_USER) -std=gnu11 -fPIC -Wall -Wextra -Werror $(RDMA_CORE_DEF) \
 	-Wmissing-prototypes -Wstrict-prototypes -Iuapi -Iuserspace
 PROV_SRCS := $(wildcard userspace/*.c)
 PROV_HDRS := $(wildcard userspace/*.h) uapi/vhca-abi.h
 
-KERNEL_FILES := $(wildcard drivers/*.[ch] kunit/*.c) \
+KERNEL_FILES := $(filter-out drivers/vhca_probed.h,$(wildcard drivers/*.[ch])) \
+	$(wildcard kunit/*.c drivers/compat/*.c) \
 	$(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) uapi/vhca-abi.h Kconfig
 
-TEST_CFLAGS := $(CFLAGS_USER) -std=gnu11 -Wall -Wextra -Werror
+TEST_CFLAGS := $(CFLAGS_USER) -std=gnu11 -Wall -Wextra -Werror $(RDMA_CORE_DEF)
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(B)/tests/%,$(wildcard tests/guest/*.c))
 HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))
 BENCH := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 
-.PHONY: all module provider tests kmod-tests debug lint lint-build lint-sparse lint-checkpatch \
+.PHONY: all probe sysmodule usertests module provider tests kmod-tests debug lint lint-build lint-sparse lint-checkpatch \
 	lint-kerneldoc install uninstall install-provider uninstall-provider dkms-source \
 	dkms-install dkms-uninstall deb version clean
 all: module provider tests
 
-tests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH) kmod-tests
+tests: usertests kmod-tests
+usertests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH)
 
 kmod-tests:
 	$(KMAKE_TESTS) modules
@@ -76,7 +88,12 @@ $(B)/tests/%: tests/host/%.c uapi/vhca-abi.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Wpedantic -Iuapi -o $@ $<
 
-module:
+PROBE = drivers/compat/probe.sh
+
+probe:
+	$(PROBE) $(KDIR) drivers/vhca_probed.h
+
+module: probe
 	$(KMAKE) modules
 	@mkdir -p $(B) && cp vhca.ko $(B)/vhca.ko
 
@@ -104,6 +121,8 @@ debug:
 	cp -p --parents Kbuild Kconfig uapi/*.h drivers/*.[ch] $(D)/src/
 	cp -p --parents Kbuild Kconfig uapi/*.h drivers/*.[ch] kunit/*.c $(D)/kunit/
 	cp -p $(KMOD_SRCS) $(D)/kmod/
+	$(PROBE) $(DEBUG_KDIR) $(D)/src/drivers/vhca_probed.h
+	$(PROBE) $(DEBUG_KDIR) $(D)/kunit/drivers/vhca_probed.h
 	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/src CONFIG_INFINIBAND_VHCA=m W=1 KCFLAGS=-Werror modules
 	$(MAKE) -C $(DEBUG_KDIR) M=$(CURDIR)/$(D)/kunit CONFIG_INFINIBAND_VHCA=m \
 		CONFIG_INFINIBAND_VHCA_KUNIT_TEST=y W=1 KCFLAGS=-Werror modules
@@ -112,15 +131,31 @@ debug:
 	cp $(D)/kunit/vhca.ko $(D)/tests/kunit/vhca.ko
 	cp $(D)/kmod/*.ko $(D)/tests/
 
+# Another kernel: the module and the kernel test modules from copies (kbuild
+# writes its objects next to the sources), every warning an error, then
+# sparse over the same objects.
+S := $(B)/src
+sysmodule:
+	@mkdir -p $(S)/mod $(S)/kmod $(B)/tests
+	cp -p --parents Kbuild Kconfig uapi/*.h drivers/*.[ch] $(S)/mod/
+	cp -p $(KMOD_SRCS) $(S)/kmod/
+	$(PROBE) $(KDIR) $(S)/mod/drivers/vhca_probed.h
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/mod CONFIG_INFINIBAND_VHCA=m W=1 KCFLAGS=-Werror modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/mod CONFIG_INFINIBAND_VHCA=m C=2 CF="-Wsparse-error" modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/kmod W=1 KCFLAGS=-Werror modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/kmod C=2 CF="-Wsparse-error" modules
+	cp $(S)/mod/vhca.ko $(B)/vhca.ko
+	cp $(S)/kmod/*.ko $(B)/tests/
+
 # Every kernel warning is an error here; the default build shows them too.
 # kbuild rebuilds objects whose flags changed, so no clean is needed.
 lint: lint-build lint-sparse lint-checkpatch lint-kerneldoc
 
-lint-build:
+lint-build: probe
 	$(KMAKE) KCFLAGS=-Werror modules
 	$(KMAKE_TESTS) KCFLAGS=-Werror modules
 
-lint-sparse:
+lint-sparse: probe
 	$(KMAKE) C=2 CF="-Wsparse-error" modules
 	$(KMAKE_TESTS) C=2 CF="-Wsparse-error" modules
 
@@ -155,9 +190,12 @@ uninstall: uninstall-provider
 
 # The tree DKMS builds from; debian/rules installs the same one.
 dkms-source:
-	install -d $(DKMS_SRC)/drivers $(DKMS_SRC)/uapi
+	install -d $(DKMS_SRC)/drivers/compat $(DKMS_SRC)/uapi
 	install -m 0644 Kbuild Kconfig $(DKMS_SRC)/
-	install -m 0644 $(wildcard drivers/*.[ch]) $(DKMS_SRC)/drivers/
+	install -m 0644 $(filter-out drivers/vhca_probed.h,$(wildcard drivers/*.[ch])) \
+		$(DKMS_SRC)/drivers/
+	install -m 0644 $(wildcard drivers/compat/*.c) $(DKMS_SRC)/drivers/compat/
+	install -m 0755 drivers/compat/probe.sh $(DKMS_SRC)/drivers/compat/
 	install -m 0644 uapi/vhca-abi.h $(DKMS_SRC)/uapi/
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
@@ -178,4 +216,4 @@ deb:
 clean:
 	$(KMAKE) clean
 	$(KMAKE_TESTS) clean
-	rm -rf $(B)
+	rm -rf $(B) drivers/vhca_probed.h

@@ -14,6 +14,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "vhca-abi.h"
+#include "vhca_compat.h"
 #include "vhca_roce.h"
 
 #define VHCA_PORT		1

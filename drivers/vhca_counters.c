@@ -8,6 +8,7 @@
  * port as the device's counts plus every set's (and what sets that are
  * gone had counted), so each event is counted once.
  */
+#include <rdma/ib_verbs.h>	/* before rdma_counter.h, which it includes */
 #include <rdma/rdma_counter.h>
 
 #include "vhca.h"
@@ -78,17 +79,13 @@ static struct rdma_hw_stats *vhca_counter_alloc_stats(struct rdma_counter *count
 	return vhca_alloc_stats();
 }
 
-/**
- * vhca_counter_bind_qp() - make a QP count in a counter set
- * @counter: the set; its first QP gets it an id and its counters
- * @ibqp: the QP, bound to no set
- *
- * Called by the core under @counter's lock, in process context.
- *
- * Return: 0, or -ENOMEM.
+/*
+ * Make a QP, bound to no set, count in @counter; the set's first QP gets
+ * it an id and its counters.  Called by the core under @counter's lock, in
+ * process context.  Returns 0, or -ENOMEM.
  */
 static int vhca_counter_bind_qp(struct rdma_counter *counter,
-				struct ib_qp *ibqp)
+				VHCA_COUNTER_QP_PARAMS)
 {
 	struct vhca_dev *vdev = to_vdev(ibqp->device);
 	struct vhca_qp_counter *qc;
@@ -117,7 +114,7 @@ static int vhca_counter_bind_qp(struct rdma_counter *counter,
 }
 
 /* The QP counts in its device's counters again; its set keeps its counts. */
-static int vhca_counter_unbind_qp(struct ib_qp *ibqp)
+static int vhca_counter_unbind_qp(VHCA_COUNTER_QP_PARAMS)
 {
 	RCU_INIT_POINTER(to_vqp(ibqp)->cnt, NULL);
 	ibqp->counter = NULL;

@@ -273,7 +273,7 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
-			      IB_DEVICE_ATOMIC_WRITE |
+			      VHCA_DEVICE_ATOMIC_WRITE |
 			      IB_DEVICE_SRQ_RESIZE;
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -419,7 +419,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	err = ib_device_set_netdev(ibdev, ndev, VHCA_PORT);
 	if (err)
 		goto err_dealloc;
-	ib_mark_name_assigned_by_user(ibdev);
+	vhca_mark_name_assigned_by_user(ibdev);
 	err = ib_register_device(ibdev, name, NULL);
 	if (err)
 		goto err_dealloc;

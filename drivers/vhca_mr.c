@@ -229,9 +229,8 @@ static int vhca_mr_pages(struct vhca_mr *mr)
 	return 0;
 }
 
-static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
-				      u64 iova, int access,
-				      struct ib_udata *udata)
+static struct ib_mr *vhca_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 len,
+				      u64 iova, int access)
 {
 	struct vhca_dev *vdev = to_vdev(ibpd->device);
 	struct vhca_mr *mr;
@@ -246,7 +245,7 @@ static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->type = VHCA_MR_USER;
-	mr->umem = ib_umem_get(ibpd->device, start, len, access);
+	mr->umem = vhca_umem_get(ibpd->device, start, len, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
 		goto err_free;
@@ -270,6 +269,14 @@ err_umem:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				      u64 iova, int access,
+				      VHCA_REG_USER_MR_DMAH_PARAM
+				      struct ib_udata *udata)
+{
+	return vhca_mr_reg_user(ibpd, start, len, iova, access);
 }
 
 /**
@@ -309,11 +316,10 @@ static struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	if (atomic_cmpxchg(&mr->nr_mw, 0, -1))
 		return ERR_PTR(-EBUSY);
 	if (flags & IB_MR_REREG_TRANS)
-		new = vhca_reg_user_mr(new_pd, start, length, iova, new_access,
-				       udata);
+		new = vhca_mr_reg_user(new_pd, start, length, iova, new_access);
 	else if (ib_access_writable(new_access) && !mr->umem->writable)
-		new = vhca_reg_user_mr(new_pd, mr->umem->address, mr->length,
-				       mr->iova, new_access, udata);
+		new = vhca_mr_reg_user(new_pd, mr->umem->address, mr->length,
+				       mr->iova, new_access);
 	if (new) {
 		/* the old MR is deregistered next, or stays as it was */
 		if (IS_ERR(new))

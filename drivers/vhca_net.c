@@ -7,7 +7,6 @@
  * What arrives is taken and parsed in vhca_recv.c.
  */
 #include <linux/netdevice.h>
-#include <linux/unaligned.h>
 #include <linux/inetdevice.h>
 #include <net/addrconf.h>
 #include <net/dsfield.h>
@@ -108,16 +107,16 @@ static struct socket *vhca_sock_open(struct net *net, int family)
 	}
 	if (udp_sock_create(net, &cfg, &sock))
 		return NULL;
-	setup_udp_tunnel_sock(net, sock, &tcfg);
+	vhca_udp_tunnel_setup(net, sock, &tcfg);
 	return sock;
 }
 
 static void vhca_netsock_release(struct vhca_netsock *ns)
 {
 	if (ns->sock4)
-		udp_tunnel_sock_release(ns->sock4);
+		vhca_udp_tunnel_release(ns->sock4);
 	if (ns->sock6)
-		udp_tunnel_sock_release(ns->sock6);
+		vhca_udp_tunnel_release(ns->sock6);
 	ns->sock4 = NULL;
 	ns->sock6 = NULL;
 }

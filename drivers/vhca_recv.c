@@ -8,7 +8,6 @@
  * bounded here or there.
  */
 #include <linux/inetdevice.h>
-#include <linux/unaligned.h>
 #include <net/addrconf.h>
 #include <net/dsfield.h>
 #include <net/inet_ecn.h>

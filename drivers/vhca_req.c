@@ -27,7 +27,6 @@
  * an RNR NAK waits out the responder's timer, rnr_retry times at most;
  * the other NAKs fail the WQE and the QP.
  */
-#include <linux/unaligned.h>
 
 #include "vhca.h"
 
@@ -166,7 +165,7 @@ static void vhca_req_cwnd_grow(struct vhca_req *q, u32 pkts)
 
 static void vhca_req_timer(struct timer_list *t)
 {
-	struct vhca_qp *qp = from_timer(qp, t, req.timer);
+	struct vhca_qp *qp = timer_container_of(qp, t, req.timer);
 
 	WRITE_ONCE(qp->req.timed_out, true);
 	vhca_qp_kick(qp);
@@ -248,7 +247,7 @@ void vhca_req_reset(struct vhca_qp *qp)
 	qp->req.retry_left = qp->attr.retry_cnt;
 	WRITE_ONCE(qp->req.timed_out, false);
 	qp->req.moved = false;
-	del_timer(&qp->req.timer);
+	timer_delete(&qp->req.timer);
 	skb_queue_purge(&qp->req.rxq);
 	kfree_skb(qp->req.held);
 	qp->req.held = NULL;
@@ -515,7 +514,7 @@ static void vhca_req_rewind(struct vhca_qp *qp, u32 skip)
 	q->skip = skip;
 	q->rewound = true;
 	q->partial = false;	/* it goes again from the oldest */
-	del_timer(&q->timer);	/* restarted when they have gone again */
+	timer_delete(&q->timer);	/* restarted when they have gone again */
 }
 
 /*
@@ -1252,7 +1251,7 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 	/* The timer runs while anything is on the wire, from the last progress. */
 	timeout = vhca_req_timeout_jiffies(qp);
 	if (qp->sq_cons == q->next)
-		del_timer(&q->timer);
+		timer_delete(&q->timer);
 	else if (timeout && (q->moved || !timer_pending(&q->timer)))
 		mod_timer(&q->timer, jiffies + timeout);
 	q->moved = false;

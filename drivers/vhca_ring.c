@@ -271,7 +271,7 @@ int vhca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	} else {
 		unsigned long n = m->npages;
 
-		vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+		vhca_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
 		err = vm_insert_pages(vma, vma->vm_start, m->pages, &n);
 	}
 	rdma_user_mmap_entry_put(e);

@@ -89,9 +89,9 @@ int vhca_udata_begin(struct ib_udata *udata, size_t resp_len,
 }
 
 static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			  struct uverbs_attr_bundle *attrs)
+			  struct vhca_create_cq_arg *arg)
 {
-	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct ib_udata *udata = vhca_create_cq_udata(arg);
 	struct vhca_dev *vdev = to_vdev(ibcq->device);
 	struct vhca_cq *cq = to_vcq(ibcq);
 	struct vhca_create_cq_resp resp = {};
@@ -168,7 +168,8 @@ static int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  *
  * Return: 0 or a negative errno; the CQ is unchanged on failure.
  */
-static int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+static int vhca_resize_cq(struct ib_cq *ibcq, VHCA_RESIZE_CQE cqe,
+			  struct ib_udata *udata)
 {
 	struct vhca_cq *cq = to_vcq(ibcq);
 	struct vhca_create_cq_resp resp = {};
@@ -178,8 +179,7 @@ static int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	u32 cons;
 	int err, n;
 
-	if (cqe <= 0)
-		return -EINVAL;
+	/* a negative size, as u32, is out of range too */
 	err = vhca_cq_geometry(cqe, &g);
 	if (err)
 		return err;
@@ -491,7 +491,9 @@ const struct ib_device_ops vhca_verbs_ops = {
 	.fill_res_cq_entry = vhca_fill_res_cq_entry,
 	.fill_res_mr_entry = vhca_fill_res_mr_entry,
 	.fill_res_qp_entry = vhca_fill_res_qp_entry,
+#ifdef VHCA_HAVE_FILL_RES_SRQ_ENTRY
 	.fill_res_srq_entry = vhca_fill_res_srq_entry,
+#endif
 	.mmap = vhca_mmap,
 	.mmap_free = vhca_mmap_free,
 	.modify_qp = vhca_modify_qp,
@@ -499,7 +501,7 @@ const struct ib_device_ops vhca_verbs_ops = {
 	.query_qp = vhca_query_qp,
 	.query_srq = vhca_query_srq,
 	.req_notify_cq = vhca_req_notify_cq,
-	.resize_cq = vhca_resize_cq,
+	.VHCA_OP_RESIZE_CQ = vhca_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),

@@ -60,6 +60,7 @@ const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS] = {
 		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_ATOMIC,
 		.wc = IB_WC_FETCH_ADD,
 	},
+#ifdef VHCA_HAVE_ATOMIC_WRITE
 	/* its 8 bytes are in the WQE: no SGE, nothing inline */
 	[IB_UVERBS_WR_ATOMIC_WRITE] = {
 		.qpts = VHCA_QPT(RC),
@@ -67,6 +68,7 @@ const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS] = {
 			 VHCA_OPF_ATOMIC_WRITE,
 		.wc = IB_WC_ATOMIC_WRITE,
 	},
+#endif
 	[IB_UVERBS_WR_LOCAL_INV] = {
 		.qpts = VHCA_QPT_ALL,
 		.flags = VHCA_OPF_LOCAL,

@@ -23,6 +23,11 @@ dst="$ksrc/drivers/infiniband/sw/vhca"
 rm -rf "$dst"
 mkdir -p "$dst"
 (cd "$VHCA_ROOT" && cp -p --parents Kbuild Kconfig uapi/*.h drivers/*.[ch] kunit/*.c "$dst/")
+# The compatibility probes want a configured tree: they run against
+# Debian's 6.12 headers, the release linux-source-6.12 is.
+rm -f "$dst/drivers/vhca_probed.h"
+bash "$VHCA_ROOT/drivers/compat/probe.sh" "/usr/src/linux-headers-$(vhca_kver)" \
+	"$dst/drivers/vhca_probed.h"
 
 grep -q 'sw/vhca/Kconfig' "$ksrc/drivers/infiniband/Kconfig" ||
 	sed -i 's|^source "drivers/infiniband/sw/rxe/Kconfig"|&\nsource "drivers/infiniband/sw/vhca/Kconfig"|' \

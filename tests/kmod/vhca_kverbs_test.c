@@ -644,16 +644,44 @@ out:
 	kfree(t);
 }
 
+static struct ib_device *test_dev;
+
+/*
+ * The device is found as a ULP finds it, through a client the core tells
+ * of every device (ib_device_get_by_name() is not exported everywhere).
+ */
+static int test_client_add(struct ib_device *dev)
+{
+	if (!test_dev && !strcmp(dev_name(&dev->dev), dev_name_param) &&
+	    ib_device_try_get(dev))
+		test_dev = dev;
+	return -EOPNOTSUPP;	/* nothing to keep per device */
+}
+
+static void test_client_remove(struct ib_device *dev, void *data)
+{
+}
+
+static struct ib_client test_client = {
+	.name = "vhca_kverbs_test",
+	.add = test_client_add,
+	.remove = test_client_remove,
+};
+
 static int __init vhca_kverbs_test_init(void)
 {
 	static const enum ib_qp_type types[] = {
 		IB_QPT_RC, IB_QPT_UC, IB_QPT_UD
 	};
 	struct ib_device *dev;
-	int i;
+	int i, err;
 
-	dev = ib_device_get_by_name(dev_name_param, RDMA_DRIVER_UNKNOWN);
+	err = ib_register_client(&test_client);
+	if (err)
+		return err;
+	dev = test_dev;
 	if (!dev) {
+		ib_unregister_client(&test_client);
 		pr_err("no RDMA device %s\n", dev_name_param);
 		return -ENODEV;
 	}
@@ -663,6 +691,7 @@ static int __init vhca_kverbs_test_init(void)
 	}
 	inv_case(dev);
 	ib_device_put(dev);
+	ib_unregister_client(&test_client);
 	pr_info("1..%d\n", tap_n);
 	pr_info("%d passed, %d failed\n", tap_n - tap_failed, tap_failed);
 	return 0;
