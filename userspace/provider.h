@@ -13,11 +13,18 @@
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
+/*
+ * The kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE capability: rdma-core 44's
+ * copy of ib_user_verbs.h has no name for it.
+ */
+#define VHCA_UVERBS_DEVICE_ATOMIC_WRITE	(1ULL << 40)
+
 struct vhca_context {
 	struct verbs_context vctx;
 	uint32_t max_sge;
 	bool ring_ctrl;	/* the kernel honours ctrl (VHCA_CAP_RING_CTRL) */
 	bool cqe_ts;	/* it time-stamps CQEs (VHCA_CAP_CQE_TS) */
+	bool atomic_write;	/* the device has ATOMIC WRITE (its kernel's verbs do) */
 };
 
 static inline struct vhca_context *to_vctx(struct ibv_context *ibctx)
@@ -142,7 +149,8 @@ static inline void vhca_swqe_bind(struct vhca_swqe *w, uint32_t rkey,
 
 void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod);
 int vhca_sq_kick(struct vhca_qp *qp);
-uint64_t vhca_wr_ops_of(enum ibv_qp_type type);
+uint64_t vhca_wr_ops_of(const struct ibv_context *context,
+			enum ibv_qp_type type);
 uint64_t vhca_wr_op_bit(unsigned int opcode);
 void vhca_wr_init(struct vhca_qp *qp);
 

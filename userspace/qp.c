@@ -111,7 +111,7 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,
 	    ((attr_ex->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr_ex->create_flags) ||
 	    (wr_api && (attr_ex->send_ops_flags &
-			~vhca_wr_ops_of(attr_ex->qp_type)))) {
+			~vhca_wr_ops_of(context, attr_ex->qp_type)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -298,7 +298,7 @@ static int vhca_check_send(const struct vhca_qp *qp,
 	uint32_t len = 0;
 	int i;
 
-	if (!(vhca_wr_ops_of(qp->vqp.qp.qp_type) &
+	if (!(vhca_wr_ops_of(qp->vqp.qp.context, qp->vqp.qp.qp_type) &
 	      vhca_wr_op_bit(wr->opcode)))
 		return EOPNOTSUPP;
 	/* struct ibv_send_wr has no room for its 8 bytes: ibv_wr_* only */

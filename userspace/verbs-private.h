@@ -1,15 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * The part of rdma-core 44's private provider ABI (IBVERBS_PRIVATE_34) that
- * vhca uses.  rdma-core does not ship its driver headers, so these are
- * vhca's own declarations of that ABI: struct layouts checked by the static
- * assertions below against the offsets libibverbs 44 was compiled with, and
- * prototypes of the exported functions.  The layouts are those of rdma-core
- * 44 exactly; PABI 34 alone does not pin them (verbs_context_ops grew
- * between v34 and v36 without a PABI change).
+ * The part of rdma-core's private provider ABI (IBVERBS_PRIVATE_34) that
+ * vhca uses, as rdma-core 44 (Debian 12) and 56.1 (Debian 13) have it.
+ * rdma-core does not ship its driver headers, so these are vhca's own
+ * declarations of that ABI: struct layouts checked by the static
+ * assertions below against the offsets each release's libibverbs was
+ * compiled with, and prototypes of the exported functions.  PABI 34 alone
+ * does not pin the layouts (verbs_context_ops grew between v34 and v36,
+ * and verbs_qp between 44 and 56, without a PABI change), so the provider
+ * is built for one release: the Makefile reads it from the installed
+ * libibverbs into VHCA_RDMA_CORE, and a release not listed here is refused
+ * at build time rather than guessed at.
  */
 #ifndef VHCA_VERBS_PRIVATE_H
 #define VHCA_VERBS_PRIVATE_H
+
+#if VHCA_RDMA_CORE == 44
+/* struct ibv_qp_ex ends with wr_atomic_write */
+#define VHCA_IBV_QP_EX_SIZE	352
+#elif VHCA_RDMA_CORE == 56
+/* ibv_qp_ex gained wr_flush (rdma-core 45): verbs_qp's tail moved by 8 */
+#define VHCA_IBV_QP_EX_SIZE	360
+#define VHCA_HAVE_WR_FLUSH	1
+#else
+#error "the provider declares the private ABI of rdma-core 44 and 56 only (VHCA_RDMA_CORE)"
+#endif
 
 #include <infiniband/verbs.h>	/* before rdma/: shared include guard */
 #include <rdma/ib_user_verbs.h>
@@ -398,7 +413,10 @@ int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
 			      const char *fnfmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* Offsets libibverbs 44 was built with (x86-64), see the note at the top. */
+/*
+ * Offsets libibverbs was built with (x86-64), see the note at the top: the
+ * same in 44 and 56 but for struct ibv_qp_ex, and so verbs_qp.
+ */
 #if defined(__x86_64__)
 _Static_assert(sizeof(struct verbs_match_ent) == 24, "verbs_match_ent");
 _Static_assert(offsetof(struct verbs_sysfs_dev, sysfs_name) == 36, "sysfs_name");
@@ -447,7 +465,10 @@ _Static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 69 * 8, "req
 _Static_assert(offsetof(struct verbs_context_ops, destroy_qp) == 34 * 8, "destroy_qp");
 _Static_assert(offsetof(struct verbs_context_ops, modify_qp) == 47 * 8, "modify_qp");
 _Static_assert(offsetof(struct verbs_context_ops, query_qp) == 61 * 8, "query_qp");
-_Static_assert(sizeof(struct ibv_qp) == 160 && sizeof(struct ibv_qp_ex) == 352, "ibv_qp");
+_Static_assert(sizeof(struct ibv_qp) == 160 &&
+	       sizeof(struct ibv_qp_ex) == VHCA_IBV_QP_EX_SIZE, "ibv_qp");
+_Static_assert(offsetof(struct verbs_qp, comp_mask) == VHCA_IBV_QP_EX_SIZE &&
+	       sizeof(struct verbs_qp) == VHCA_IBV_QP_EX_SIZE + 16, "verbs_qp");
 _Static_assert(sizeof(struct verbs_context) == 648, "verbs_context");
 _Static_assert(offsetof(struct verbs_context, context) == 320, "verbs_context.context");
 #endif

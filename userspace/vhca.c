@@ -234,6 +234,8 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
 {
 	struct vhca_get_context_resp resp = {};
 	struct vhca_cmd_get_context cmd;
+	const struct ibv_query_device_ex_input din = {};
+	struct ibv_device_attr_ex dattr;
 	struct vhca_context *ctx;
 	int ret;
 
@@ -257,6 +259,12 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
 	ctx->max_sge = resp.drv.max_sge;
 	ctx->ring_ctrl = resp.drv.caps & VHCA_CAP_RING_CTRL;
 	ctx->cqe_ts = resp.drv.caps & VHCA_CAP_CQE_TS;
+	ret = vhca_query_device_ex(&ctx->vctx.context, &din, &dattr,
+				   sizeof(dattr));
+	if (ret)
+		goto err;
+	ctx->atomic_write = dattr.device_cap_flags_ex &
+			    VHCA_UVERBS_DEVICE_ATOMIC_WRITE;
 	verbs_set_ops(&ctx->vctx, &vhca_ctx_ops);
 	return &ctx->vctx;
 

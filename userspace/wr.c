@@ -26,9 +26,11 @@ static inline struct vhca_qp *wr_qp(struct ibv_qp_ex *qpx)
 /*
  * What each QP type may carry, as IBV_QP_EX_WITH_* bits (vhca_wr_op_bit()),
  * as ibv_wr_post(3)'s table has it, but for SEND with invalidate: RoCE has
- * its packets for RC only.  Shared with ibv_post_send().
+ * its packets for RC only, and ATOMIC WRITE, which a device has when its
+ * kernel's verbs do.  Shared with ibv_post_send().
  */
-uint64_t vhca_wr_ops_of(enum ibv_qp_type type)
+uint64_t vhca_wr_ops_of(const struct ibv_context *context,
+			enum ibv_qp_type type)
 {
 	const uint64_t send = IBV_QP_EX_WITH_SEND |
 			      IBV_QP_EX_WITH_SEND_WITH_IMM;
@@ -42,7 +44,8 @@ uint64_t vhca_wr_ops_of(enum ibv_qp_type type)
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
 		       IBV_QP_EX_WITH_SEND_WITH_INV |
-		       IBV_QP_EX_WITH_ATOMIC_WRITE;
+		       (to_vctx((struct ibv_context *)context)->atomic_write ?
+			IBV_QP_EX_WITH_ATOMIC_WRITE : 0);
 	case IBV_QPT_UC:
 		return uc;
 	case IBV_QPT_UD:
@@ -116,7 +119,8 @@ static struct vhca_swqe *vhca_wr_begin(struct ibv_qp_ex *qpx,
 	vhca_wr_seal(qp);
 	if (qp->wr_err)
 		return NULL;
-	if (!(vhca_wr_ops_of(qp->vqp.qp.qp_type) & vhca_wr_op_bit(opcode)) ||
+	if (!(vhca_wr_ops_of(qp->vqp.qp.context, qp->vqp.qp.qp_type) &
+	      vhca_wr_op_bit(opcode)) ||
 	    (qpx->wr_flags & ~known)) {
 		qp->wr_err = EINVAL;
 		return NULL;
@@ -376,7 +380,7 @@ static void vhca_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	qp->wr_addr = true;
 }
 
-/* What vhca has not: XRC, TSO, ATOMIC_WRITE. */
+/* What vhca has not: XRC, TSO, FLUSH. */
 static void vhca_wr_fail(struct ibv_qp_ex *qpx)
 {
 	struct vhca_qp *qp = wr_qp(qpx);
@@ -439,6 +443,21 @@ static void vhca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	w->atomic.compare_add = 0;
 }
 
+#ifdef VHCA_HAVE_WR_FLUSH
+/*
+ * FLUSH (IBA 1.5): vhca's engine has no FLUSH, and the device says so
+ * (no IB_UVERBS_DEVICE_FLUSH_* capability, IBV_QP_EX_WITH_FLUSH refused
+ * at creation); a caller who posts one all the same fails its batch.
+ */
+static void vhca_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	(void)rkey, (void)remote_addr, (void)len, (void)type, (void)level;
+	vhca_wr_fail(qpx);
+}
+#endif
+
 /*
  * Make @qp an ibv_qp_ex whose ibv_wr_* calls post to its send ring.  Every
  * pointer is set, so an operation the QP cannot carry fails its batch
@@ -469,5 +488,8 @@ void vhca_wr_init(struct vhca_qp *qp)
 	qpx->wr_send_tso = vhca_wr_send_tso;
 	qpx->wr_set_xrc_srqn = vhca_wr_set_xrc_srqn;
 	qpx->wr_atomic_write = vhca_wr_atomic_write;
+#ifdef VHCA_HAVE_WR_FLUSH
+	qpx->wr_flush = vhca_wr_flush;
+#endif
 	qp->vqp.comp_mask |= VERBS_QP_EX;
 }
