@@ -6,8 +6,13 @@
 # finds it) and the provider installed, run one command in it and return its
 # output and exit status.
 #
-#   tools/guest.sh [--debug [--peer-stock]] [--nic2] [--peer 'CMD'] [--udp] [--gdb PORT]
-#                  [--timeout S] CMD...
+#   tools/guest.sh [--system NAME | --debug [--peer-stock]] [--nic2] [--peer 'CMD'] [--udp]
+#                  [--gdb PORT] [--timeout S] CMD...
+#
+# --system NAME boots another supported Debian system (tools/system.sh):
+# its kernel, its userspace as the root, and its build (build/sys/NAME)
+# on /vhca/build, where the default is this machine's Debian 12, Debian's
+# 6.12 and build/.
 #
 # CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
 # virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
@@ -34,9 +39,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-nic2=0 peer= timeout=600 udp=0 gdb= debug=0 peer_debug=
+nic2=0 peer= timeout=600 udp=0 gdb= debug=0 peer_debug= system=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--system) system=$2; shift ;;
 	--debug) debug=1 ;;
 	--peer-stock) peer_debug=0 ;;
 	--nic2) nic2=1 ;;
@@ -55,9 +61,28 @@ peer_debug=${peer_debug:-$debug}
 
 # select_kernel DEBUG: the kernel a guest boots, in the caller's variables
 # kver, kid (one build of it: the debug kernel is rebuilt under the same
-# release when its config changes), kimg (vmlinuz and lib/modules/$kver),
-# ko, kmods, mem and kargs.
+# release when its config changes), kimg (the folder with lib/modules/$kver),
+# vmlinuz, ko, kmods, mem, kargs, groot (the guest's root) and gbuild (its
+# /vhca/build).
 select_kernel() {
+	groot=/
+	gbuild="$VHCA_ROOT/build"
+	if [ -n "$system" ]; then
+		local conf="$VHCA_CACHE/systems/$system" r moddir rootstamp
+		[ -f "$conf" ] || die "no system $system: run tools/system.sh build $system"
+		# shellcheck disable=SC1090
+		. "$conf"
+		kid=$kver
+		kimg=${moddir%/lib/modules/*}
+		groot=${r:-/}
+		gbuild="$VHCA_ROOT/build/sys/$system"
+		ko="$gbuild/vhca.ko"
+		kmods=build/tests
+		[ -f "$ko" ] || die "$ko missing: run tools/system.sh build $system"
+		mem=2048
+		kargs=
+		return
+	fi
 	if [ "$1" = 1 ]; then
 		dk="$VHCA_CACHE/debug-kernel"
 		kver=$(cat "$dk/kver" 2>/dev/null) || die "no debug kernel: run tools/debug-kernel.sh"
@@ -65,6 +90,7 @@ select_kernel() {
 		kid=$(cat "$dk/stamp" 2>/dev/null) || die "the debug kernel's build did not finish: run tools/debug-kernel.sh"
 		kid="$kver-$kid"
 		kimg="$dk/root"
+		vmlinuz="$kimg/vmlinuz"
 		[ -f "$kimg/vmlinuz" ] || die "no debug kernel: run tools/debug-kernel.sh"
 		ko="$VHCA_ROOT/build/debug/vhca.ko"
 		kmods=build/debug/tests
@@ -81,6 +107,7 @@ select_kernel() {
 	else
 		kver=$(vhca_kver)
 		kimg="$VHCA_CACHE/kernel/$kver"
+		vmlinuz="$kimg/vmlinuz"
 		kid=$kver
 		[ -f "$kimg/vmlinuz" ] || die "no unpacked kernel: run tools/setup.sh"
 		ko="$VHCA_ROOT/build/vhca.ko"
@@ -93,7 +120,8 @@ select_kernel() {
 # both kernels are checked before a guest boots
 (select_kernel "$debug") || exit 1
 [ "$peer_debug" = "$debug" ] || (select_kernel "$peer_debug") || exit 1
-[ -f "$VHCA_ROOT/build/libvhca-rdmav34.so" ] || die "provider missing: run make"
+[ -f "$VHCA_ROOT/build/${system:+sys/$system/}libvhca-rdmav34.so" ] ||
+	die "provider missing: run make (or tools/system.sh build $system)"
 
 # The module tree the guest sees: Debian's, hard-linked, plus vhca.ko and a
 # depmod of its own.  depmod replaces its files instead of writing through
@@ -172,7 +200,7 @@ port= port2=
 # start_guest NAME CMD LINKMODE: LINKMODE is listen, connect or none
 start_guest() {
 	local name=$1 cmd=$2 link=$3 out="$work/$1" mac
-	local dk kver kid kimg ko kmods mem kargs stage initrd
+	local dk kver kid kimg vmlinuz ko kmods mem kargs groot gbuild stage initrd
 
 	select_kernel "$([ "$name" = a ] && echo "$debug" || echo "$peer_debug")"
 	stage=$(stage_modules)
@@ -212,11 +240,12 @@ start_guest() {
 	local args=(
 		-accel tcg -name debug-threads=on -cpu qemu64,+rdrand,-cx16 -m "$mem" -smp 2 -nodefaults -no-reboot
 		-display none -serial "file:$out/console" -monitor none
-		-kernel "$kimg/vmlinuz" -initrd "$initrd"
+		-kernel "$vmlinuz" -initrd "$initrd"
 		-append "console=ttyS0 loglevel=5 panic=-1 rw tsc=reliable $kargs"
-		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$groot,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$stage/lib/modules,mount_tag=modules,security_model=none,readonly=on"
 		-virtfs "local,path=$VHCA_ROOT,mount_tag=vhca,security_model=none,readonly=on"
+		-virtfs "local,path=$gbuild,mount_tag=vhcabuild,security_model=none,readonly=on"
 		-virtfs "local,path=$out,mount_tag=out,security_model=none"
 		-netdev user,id=n0,restrict=on
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:$mac:00"

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The Debian systems vhca supports, each built as its users build it:
+#
+#   name              userspace                      kernel
+#   bookworm          Debian 12, rdma-core 44, gcc-12   6.12 (+deb12, bookworm-security)
+#   bookworm-6.1      Debian 12, rdma-core 44, gcc-12   6.1 (Debian 12's default)
+#   bookworm-rt       Debian 12, rdma-core 44, gcc-12   6.12 PREEMPT_RT (+deb12-rt)
+#   trixie            Debian 13, rdma-core 56, gcc-14   6.12 (+deb13)
+#   trixie-backports  Debian 13, rdma-core 56, gcc-14   trixie-backports' (7.x +deb13)
+#
+# bookworm is this machine, and what tools/setup.sh and `make` give.  The
+# bookworm ones use this machine's userspace; the trixie ones a trixie root
+# (tools/trixie-root.sh) in which they are built with trixie's compiler and
+# rdma-core, and which their guests boot as their userspace.
+#
+#   tools/system.sh setup NAME   headers and kernel image of NAME's newest ABI
+#                                that has both (a no-op when done); prints
+#                                the file describing it
+#   tools/system.sh build NAME   vhca.ko and the kernel test modules (W=1
+#                                -Werror, sparse-clean), the provider, the
+#                                tests and the packages, in build/sys/NAME
+#   tools/system.sh run NAME CMD...  CMD in NAME's build root (chroot for
+#                                trixie), in this clone
+#   tools/system.sh list         the names
+#
+# tools/guest.sh --system NAME boots NAME's kernel with NAME's userspace and
+# NAME's build mounted on /vhca/build.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+SYSTEMS=(bookworm bookworm-6.1 bookworm-rt trixie trixie-backports)
+
+# sys_info NAME: root (empty for this machine's), the apt pattern of the
+# kernel's ABI names and the suite to take it from
+sys_info() {
+	case $1 in
+	bookworm) root= abi='6\.12\.[0-9]+\+deb12-amd64' suite= ;;
+	bookworm-6.1) root= abi='6\.1\.0-[0-9]+-amd64' suite= ;;
+	bookworm-rt) root= abi='6\.12\.[0-9]+\+deb12-rt-amd64' suite= ;;
+	trixie) root=trixie abi='6\.12\.[0-9]+\+deb13-amd64' suite= ;;
+	# the newest kernel backports has, whichever release it is
+	trixie-backports) root=trixie abi='[0-9]+\.[0-9]+\.[0-9]+\+deb13-amd64' suite=trixie-backports ;;
+	*) die "no system $1 (tools/system.sh list)" ;;
+	esac
+}
+
+# in_root ROOT CMD...: CMD as root in ROOT with /proc, /dev and this clone
+# (at /vhca) mounted, in a mount namespace of its own; ROOT empty is here
+in_root() {
+	local r=$1
+	shift
+	if [ -z "$r" ]; then
+		(cd "$VHCA_ROOT" && "$@")
+		return
+	fi
+	mkdir -p "$r/vhca"
+	unshare -m -- sh -c '
+		r=$1 src=$2; shift 2
+		mount -t proc proc "$r/proc" &&
+		mount --rbind /dev "$r/dev" &&
+		mount --bind "$src" "$r/vhca" &&
+		cd / && exec chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+			sh -c "cd /vhca && exec \"\$@\"" sh "$@"' sh "$r" "$VHCA_ROOT" "$@"
+}
+
+root_dir() {
+	[ -z "$1" ] || echo "$VHCA_CACHE/roots/$1"
+}
+
+# newest_abi ROOT PATTERN SUITE: the newest ABI whose unsigned image and
+# headers are both in the archive (old ABIs leave it as updates land)
+newest_abi() {
+	local r=$1 pat=$2 suite=$3
+	in_root "$r" apt-cache search --names-only "^linux-image-($pat)-unsigned\$" |
+		sed -En "s/^linux-image-($pat)-unsigned .*/\\1/p" | sort -V -r |
+		while read -r k; do
+			[ -z "$suite" ] ||
+				in_root "$r" apt-cache madison "linux-image-$k-unsigned" |
+				grep -q " $suite/" || continue
+			if in_root "$r" apt-cache show "linux-headers-$k" >/dev/null 2>&1; then
+				echo "$k"
+				break
+			fi
+		done
+}
+
+# setup NAME: writes $VHCA_CACHE/systems/NAME: kver, root, vmlinuz, moddir
+do_setup() {
+	local name=$1 root abi suite r kver conf kdir tmp
+	sys_info "$name"
+	conf="$VHCA_CACHE/systems/$name"
+	if [ -f "$conf" ]; then
+		# shellcheck disable=SC1090
+		. "$conf"
+		if [ -f "$vmlinuz" ] && [ -d "$moddir" ] && [ -d "$r/usr/src/linux-headers-$kver" ] &&
+		   [ -z "$root" -o "$(cat "$(root_dir "$root").stamp" 2>/dev/null)" = "$rootstamp" ]; then
+			echo "$conf"
+			return
+		fi
+	fi
+	if [ "$name" = bookworm ]; then
+		# what tools/setup.sh made
+		bash "$here/setup.sh" >&2
+		kver=$(vhca_kver)
+		r=
+		kdir="$VHCA_CACHE/kernel/$kver"
+	elif [ -z "$root" ]; then
+		bash "$here/setup.sh" >&2
+		r=
+		kver=$(newest_abi "" "$abi" "$suite")
+		[ -n "$kver" ] || die "$name: no kernel ABI matching $abi with both image and headers"
+		log "$name: kernel $kver"
+		apt-get install -y -qq --no-install-recommends "linux-headers-$kver" >/dev/null
+		kdir="$VHCA_CACHE/kernel/$kver"
+		if [ ! -f "$kdir/vmlinuz" ]; then
+			tmp=$(mktemp -d)
+			chown _apt "$tmp" 2>/dev/null || true
+			(cd "$tmp" && apt-get download -qq "linux-image-$kver-unsigned")
+			rm -rf "$kdir.tmp"
+			mkdir -p "$kdir.tmp"
+			dpkg-deb -x "$tmp"/linux-image-*.deb "$kdir.tmp"
+			rm -rf "$tmp"
+			depmod -b "$kdir.tmp" "$kver"
+			cp "$kdir.tmp/boot/vmlinuz-$kver" "$kdir.tmp/vmlinuz"
+			rm -rf "$kdir"
+			mv "$kdir.tmp" "$kdir"
+		fi
+	else
+		r=$(bash "$here/trixie-root.sh")
+		in_root "$r" apt-get update -qq
+		kver=$(newest_abi "$r" "$abi" "$suite")
+		[ -n "$kver" ] || die "$name: no kernel ABI matching $abi with both image and headers"
+		log "$name: kernel $kver, installed in $r as a trixie user installs it"
+		# the image as a user installs it: its modules are the guest's
+		in_root "$r" apt-get install -y -qq --no-install-recommends \
+			${suite:+-t "$suite"} "linux-image-$kver" "linux-headers-$kver" >/dev/null
+		kdir="$r"
+		cp "$r/boot/vmlinuz-$kver" "$r/vmlinuz-$kver"
+	fi
+	mkdir -p "$VHCA_CACHE/systems"
+	{
+		echo "kver=$kver"
+		echo "r=$r"
+		if [ -n "$r" ]; then
+			echo "vmlinuz=$r/boot/vmlinuz-$kver"
+			echo "rootstamp=$(cat "$r.stamp")"
+		else
+			echo "vmlinuz=$kdir/vmlinuz"
+		fi
+		echo "moddir=$kdir/lib/modules/$kver"
+	} >"$conf"
+	echo "$conf"
+}
+
+# build NAME: everything a guest of NAME needs, in build/sys/NAME
+do_build() {
+	local name=$1 root abi suite conf kver r vmlinuz moddir rootstamp b
+	sys_info "$name"
+	conf=$(do_setup "$name")
+	# shellcheck disable=SC1090
+	. "$conf"
+	b=build/sys/$name
+	mkdir -p "$VHCA_ROOT/$b"
+	log "$name: vhca.ko for $kver"
+	in_root "$r" make -s sysmodule B="$b" KDIR="/usr/src/linux-headers-$kver"
+	if [ -n "$r" ]; then
+		log "$name: provider and tests against $(in_root "$r" pkg-config --modversion libibverbs)"
+		in_root "$r" make -s provider usertests B="$b"
+	else
+		# this machine's userspace: the same provider and tests as bookworm's
+		make -s -C "$VHCA_ROOT" provider
+		(cd "$VHCA_ROOT/build" && cp -al libvhca-rdmav34.so vhca.driver "../$b/" 2>/dev/null ||
+			cp -a libvhca-rdmav34.so vhca.driver "../$b/")
+		for f in "$VHCA_ROOT"/build/tests/*; do
+			case $f in *.ko) continue ;; esac
+			[ -f "$f" ] && ln -f "$f" "$VHCA_ROOT/$b/tests/" 2>/dev/null
+		done
+	fi
+}
+
+case ${1:-} in
+setup) do_setup "$2" ;;
+build) do_build "$2" ;;
+run)
+	name=$2
+	shift 2
+	sys_info "$name"
+	in_root "$(root_dir "$root")" "$@"
+	;;
+list) printf '%s\n' "${SYSTEMS[@]}" ;;
+*) die "usage: tools/system.sh setup|build|run|list [NAME]" ;;
+esac
