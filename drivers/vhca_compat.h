@@ -14,6 +14,7 @@
 
 #include <linux/mm.h>
 #include <linux/timer.h>
+#include <linux/workqueue.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -31,6 +32,29 @@
 #define VHCA_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
 #else
 #define VHCA_DEVICE_ATOMIC_WRITE	0
+#endif
+
+/*
+ * FLUSH's QP access flags, where the kernel has them.  A QP may grant
+ * them (rdma-core 56's tests and programs do on every RC QP, as mlx5
+ * allows): the grant is a permission only, and vhca's responder, which
+ * has no FLUSH, refuses the request itself.
+ */
+#ifdef VHCA_HAVE_ACCESS_FLUSH
+#define VHCA_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#else
+#define VHCA_ACCESS_FLUSH	0
+#endif
+
+/*
+ * A per-CPU workqueue: named so where the flag exists (a workqueue that
+ * names neither WQ_PERCPU nor WQ_UNBOUND is warned about there), the
+ * default before.
+ */
+#ifdef VHCA_HAVE_WQ_PERCPU
+#define VHCA_WQ_PERCPU	WQ_PERCPU
+#else
+#define VHCA_WQ_PERCPU	0
 #endif
 
 /*

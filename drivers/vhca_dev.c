@@ -86,7 +86,8 @@ static int vhca_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
 			     struct ib_udata *udata)
 {
-	if (udata->inlen || udata->outlen)
+	/* the core's own query at registration has no udata on 7.x */
+	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
 	*attr = to_vdev(ibdev)->attrs;
 	return 0;

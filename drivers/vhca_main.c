@@ -263,7 +263,7 @@ static int __init vhca_init(void)
 	if (!vhca_wq)
 		return -ENOMEM;
 	/* Per CPU: packets go out where the netdev frees them. */
-	vhca_tx_wq = alloc_workqueue("vhca_tx", WQ_MEM_RECLAIM, 0);
+	vhca_tx_wq = alloc_workqueue("vhca_tx", WQ_MEM_RECLAIM | VHCA_WQ_PERCPU, 0);
 	if (!vhca_tx_wq) {
 		err = -ENOMEM;
 		goto err_wq;

@@ -429,7 +429,8 @@ static int vhca_qp_check_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
 		return -EINVAL;
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
-	    (attr->qp_access_flags & ~(VHCA_QP_ACCESS | IB_ACCESS_LOCAL_WRITE)))
+	    (attr->qp_access_flags & ~(VHCA_QP_ACCESS | IB_ACCESS_LOCAL_WRITE |
+					VHCA_ACCESS_FLUSH)))
 		return -EINVAL;
 	if ((mask & IB_QP_AV) &&
 	    (rdma_ah_get_port_num(&attr->ah_attr) != VHCA_PORT ||
