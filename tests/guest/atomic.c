@@ -139,6 +139,37 @@ static int untouched(unsigned char c)
 	return only_word(NOWHERE, 0, c);
 }
 
+static bool has_atomic_write(void)
+{
+	struct ibv_device_attr_ex da;
+
+	return !ibv_query_device_ex(ctx, NULL, &da) &&
+	       (da.device_cap_flags_ex & DEV_ATOMIC_WRITE);
+}
+
+/*
+ * A device whose kernel's verbs have no ATOMIC WRITE (6.1): it must not
+ * be offered.  What needs it cannot run, and is said so, not counted.
+ */
+static void absent_tests(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp *q;
+
+	q = cq ? make_qp(cq, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE) : NULL;
+	check(!q && errno == EOPNOTSUPP,
+	      "no ATOMIC WRITE on the device: an RC QP with it in send_ops_flags: EOPNOTSUPP");
+	if (q)
+		ibv_destroy_qp(q);
+	q = cq ? make_qp(cq, IBV_QPT_RC, IBV_QP_EX_WITH_RDMA_WRITE) : NULL;
+	check(q != NULL, "an RC QP with the other operations is made");
+	if (q)
+		ibv_destroy_qp(q);
+	if (cq)
+		ibv_destroy_cq(cq);
+	printf("# the device has no ATOMIC WRITE: its store, refusal and iova tests do not run\n");
+}
+
 static void create_tests(void)
 {
 	struct ibv_device_attr_ex da;
@@ -300,6 +331,10 @@ int main(int argc, char **argv)
 	rmr = pd && res ? ibv_reg_mr(pd, res, 64, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	if (!mr || !rmr || ibv_query_gid(ctx, 1, 0, &gid)) {
 		check(0, "set up a PD, MRs and GID 0");
+		return tap_done();
+	}
+	if (!has_atomic_write()) {
+		absent_tests();
 		return tap_done();
 	}
 	create_tests();

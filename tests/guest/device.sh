@@ -197,17 +197,24 @@ coproc HOLD { build/tests/rings vhca0 hold 2>&1; }
 read -r -t 30 ready <&"${HOLD[0]}"
 check_eq "a process holds a CQ, an SRQ and an MR on vhca0" "$ready" ready
 # rdma res -d: the driver's part of each entry (drivers/vhca_restrack.c)
+# an object's attributes on one line: trixie's rdma wraps a QP's
 res_d() {
 	local out filter="dev vhca0"
 	[ "$1" = qp ] && filter="link vhca0/1"
 	out=$(rdma res show "$1" $filter -dd)
 	echo "$out"
-	grep -q -- "$2" <<<"$out"
+	tr -s '\n ' '  ' <<<"$out" | grep -q -- "$2"
 }
 check "rdma res show cq -d: its ring, nothing produced or consumed, not armed" \
 	res_d cq "drv_depth 16 drv_prod 0 drv_cons 0 drv_armed no drv_overflowed 0"
-check "rdma res show srq -d: its ring, one WQE posted, none taken" \
-	res_d srq "drv_depth 16 drv_prod 1 drv_cons 0 drv_limit 0"
+# the core asks drivers for an SRQ's details from 6.2 on
+# (drivers/compat/fill_res_srq_entry.c)
+if [ "$(printf '%s\n' 6.2 "$(uname -r)" | sort -V | head -n 1)" = 6.2 ]; then
+	check "rdma res show srq -d: its ring, one WQE posted, none taken" \
+		res_d srq "drv_depth 16 drv_prod 1 drv_cons 0 drv_limit 0"
+else
+	echo "# $(uname -r)'s core asks no driver for an SRQ's details: not checked"
+fi
 check "rdma res show mr -d: a valid user MR" res_d mr "drv_kind user drv_valid 1"
 check "rdma res show qp -d: QP1's engine, rings and PSN" \
 	res_d qp "lqpn 1 .*drv_engine idle drv_sq_depth [0-9]* drv_sq_prod [0-9]* drv_sq_cons [0-9]* drv_rq_depth .*drv_expected_psn 0x"
