@@ -170,7 +170,8 @@ build_initramfs() {
 		chmod +x "$dir/init"
 		# none of them when built in (the debug kernel)
 		: >"$dir/mod/order"
-		for m in $(modprobe -d "$kimg" -S "$kver" --show-depends -a 9pnet_virtio 9p overlay |
+		# virtio_pci is a module in 6.1, built in later
+		for m in $(modprobe -d "$kimg" -S "$kver" --show-depends -a virtio_pci 9pnet_virtio 9p overlay |
 			   awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++'); do
 			case $m in
 			*.xz) xz -dc "$m" >"$dir/mod/$(basename "${m%.xz}")" ;;

@@ -72,17 +72,20 @@ root_dir() {
 	[ -z "$1" ] || echo "$VHCA_CACHE/roots/$1"
 }
 
-# newest_abi ROOT PATTERN SUITE: the newest ABI whose unsigned image and
-# headers are both in the archive (old ABIs leave it as updates land)
+# newest_abi ROOT PATTERN SUITE: the newest ABI whose image and headers
+# are both in the archive (old ABIs leave it as updates land).  This
+# machine unpacks the unsigned image; a root installs the one its users do.
 newest_abi() {
-	local r=$1 pat=$2 suite=$3
-	in_root "$r" apt-cache search --names-only "^linux-image-($pat)-unsigned\$" |
-		sed -En "s/^linux-image-($pat)-unsigned .*/\\1/p" | sort -V -r |
+	local r=$1 pat=$2 suite=$3 img=-unsigned
+	[ -z "$r" ] || img=
+	in_root "$r" apt-cache search --names-only "^linux-image-($pat)$img\$" |
+		sed -En "s/^linux-image-($pat)$img .*/\\1/p" | sort -V -r |
 		while read -r k; do
+			# (</dev/null: the loop's input is the list)
 			[ -z "$suite" ] ||
-				in_root "$r" apt-cache madison "linux-image-$k-unsigned" |
+				in_root "$r" apt-cache madison "linux-image-$k$img" </dev/null |
 				grep -q " $suite/" || continue
-			if in_root "$r" apt-cache show "linux-headers-$k" >/dev/null 2>&1; then
+			if in_root "$r" apt-cache show "linux-headers-$k" </dev/null >/dev/null 2>&1; then
 				echo "$k"
 				break
 			fi
@@ -91,9 +94,10 @@ newest_abi() {
 
 # setup NAME: writes $VHCA_CACHE/systems/NAME: kver, root, vmlinuz, moddir
 do_setup() {
-	local name=$1 root abi suite r kver conf kdir tmp
+	local name=$1 root abi suite r kver conf kdir tmp vmlinuz moddir rootstamp
 	sys_info "$name"
 	conf="$VHCA_CACHE/systems/$name"
+	rootstamp=
 	if [ -f "$conf" ]; then
 		# shellcheck disable=SC1090
 		. "$conf"
@@ -172,14 +176,12 @@ do_build() {
 		log "$name: provider and tests against $(in_root "$r" pkg-config --modversion libibverbs)"
 		in_root "$r" make -s provider usertests B="$b"
 	else
-		# this machine's userspace: the same provider and tests as bookworm's
-		make -s -C "$VHCA_ROOT" provider
-		(cd "$VHCA_ROOT/build" && cp -al libvhca-rdmav34.so vhca.driver "../$b/" 2>/dev/null ||
-			cp -a libvhca-rdmav34.so vhca.driver "../$b/")
-		for f in "$VHCA_ROOT"/build/tests/*; do
-			case $f in *.ko) continue ;; esac
-			[ -f "$f" ] && ln -f "$f" "$VHCA_ROOT/$b/tests/" 2>/dev/null
-		done
+		# this machine's userspace: bookworm's provider and tests
+		make -s -C "$VHCA_ROOT" provider usertests
+		cp --remove-destination "$VHCA_ROOT"/build/libvhca-rdmav34.so "$VHCA_ROOT"/build/vhca.driver \
+			"$VHCA_ROOT/$b/"
+		find "$VHCA_ROOT/build/tests" -maxdepth 1 -type f ! -name '*.ko' \
+			-exec cp --remove-destination -t "$VHCA_ROOT/$b/tests/" {} +
 	fi
 }
 

@@ -43,6 +43,19 @@ make -s all || die "build failed"
 passed=0
 failed=0
 
+# The other supported systems (tools/system.sh): each one's kernel, and
+# for trixie its root, set up, and vhca built for it, in the background
+# while the suites of the primary system run; their legs run after those.
+systems=(bookworm-6.1 bookworm-rt trixie trixie-backports)
+(
+	for s in "${systems[@]}"; do
+		t0=$SECONDS
+		nice -n 10 bash tools/system.sh build "$s" >"$logs/build-$s.log" 2>&1
+		echo "$? $((SECONDS - t0))" >"$logs/build-$s.rc"
+	done
+) &
+systems_pid=$!
+
 # check NAME CMD...: one test that passes when CMD succeeds
 check() {
 	local name=$1
@@ -154,6 +167,50 @@ fw_checks="FUZZ_PHASES=checks bash tests/guest/fuzz-wire.sh"
 [ "$debug" != 1 ] ||
 	tap guest-fuzz-wire-checks tools/guest.sh --timeout 1500 \
 		--peer "$fw_checks" "$fw_checks"
+
+# Each system's leg: its device suite and data path (tests/guest/leg.sh:
+# every QP type data-checked, kernel verbs, NVMe-oF with and without
+# SRQs), and pyverbs where its rdma-core or its kernel's verbs differ from
+# the primary's.  Two guests at a time.
+t0=$SECONDS
+wait "$systems_pid"
+echo "# the other systems: waited $((SECONDS - t0))s for their builds"
+built() {
+	local rc secs
+	read -r rc secs <"$logs/build-$1.rc" || rc=1 secs=0
+	echo "$1: tools/system.sh build took ${secs}s"
+	grep -E '^vhca: ' "$logs/build-$1.log"
+	[ "$rc" = 0 ] || tail -n 30 "$logs/build-$1.log"
+	[ "$rc" = 0 ]
+}
+for s in "${systems[@]}"; do
+	check "$s: vhca.ko (W=1 -Werror, sparse), provider and tests build" built "$s"
+	cat "$logs/$s: vhca.ko (W=1 -Werror, sparse), provider and tests build.log" | sed 's/^/# /'
+done
+leg() {
+	local s=$1 what=$2
+	case $what in
+	device) echo "tools/guest.sh --system $s 'bash tests/guest/device.sh'" ;;
+	leg) echo "tools/guest.sh --system $s 'bash tests/guest/leg.sh'" ;;
+	pyverbs) echo "tools/guest.sh --system $s --timeout 1200 'bash tests/guest/pyverbs.sh'" ;;
+	esac
+}
+l1=(sys-bookworm-6.1-device "$(leg bookworm-6.1 device)"
+	sys-bookworm-6.1-leg "$(leg bookworm-6.1 leg)"
+	sys-bookworm-6.1-pyverbs "$(leg bookworm-6.1 pyverbs)"
+	sys-bookworm-rt-device "$(leg bookworm-rt device)")
+l2=(sys-trixie-device "$(leg trixie device)"
+	sys-trixie-leg "$(leg trixie leg)"
+	sys-trixie-pyverbs "$(leg trixie pyverbs)"
+	sys-trixie-backports-device "$(leg trixie-backports device)"
+	sys-trixie-backports-leg "$(leg trixie-backports leg)")
+t0=$SECONDS
+lane "${l1[@]}" &
+lane "${l2[@]}"
+wait $!
+echo "# two lanes of the other systems' legs took $((SECONDS - t0))s"
+show_lane "${l1[@]}"
+show_lane "${l2[@]}"
 
 debug_ok=0
 if [ "$debug" = 1 ]; then

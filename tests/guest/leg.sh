@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# The data path of one supported system (tools/system.sh), beside its
+# device suite and pyverbs (tools/test.sh): every byte of SENDs, WRITEs and
+# READs on each QP type, posted by ibv_post_send and by ibv_wr_*, then the
+# kernel's own verbs (tests/kmod) and NVMe over Fabrics with and without
+# SRQs, data checked, on vhca0 in one guest.  The full versions of these
+# run on the primary system (examples.sh, kulp.sh).
+. tests/guest/lib.sh
+. tests/guest/nvme.sh
+
+A=10.76.0.1
+ip link set eth0 up
+ip addr add $A/24 dev eth0
+rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
+wait_gid vhca0
+echo "# $(. /etc/os-release && echo "$PRETTY_NAME"), Linux $(uname -r)," \
+	"rdma-core $(dpkg-query -W -f '${Version}' libibverbs1)"
+
+for t in "rc -s 65536 -n 200" "uc -s 65536 -n 200" "ud -s 1024 -n 500"; do
+	check "datacheck -t $t on vhca0, both ends" datacheck vhca0 vhca0 -t $t
+	check "datacheck -w -t $t on vhca0: ibv_wr_* sends" \
+		datacheck vhca0 vhca0 -w -t $t
+done
+
+dmesg -C
+check "vhca_kverbs_test loads and runs on vhca0" \
+	insmod "${VHCA_KMODS:-build/tests}/vhca_kverbs_test.ko" dev=vhca0
+dmesg | sed -n 's/^\[[^]]*\] vhca_kverbs_test: //p' >/tmp/kverbs.tap
+tap_import kverbs </tmp/kverbs.tap
+check_eq "kverbs: all 43 of the module's tests reported" \
+	"$(grep -cE '^(not )?ok ' /tmp/kverbs.tap)" 43
+rmmod vhca_kverbs_test
+
+for srq in 0 1; do
+	check "nvmet-rdma target on vhca0 (use_srq=$srq)" nvme_target_up $A $srq
+	check "nvme connect -t rdma over vhca0 (use_srq=$srq)" \
+		nvme_connect $A --ctrl-loss-tmo=30
+	check "8 MiB written and read back byte for byte (use_srq=$srq)" nvme_roundtrip
+	check "fio randwrite + crc32c verify (use_srq=$srq)" nvme_fio 16M
+	check "nvme disconnect (use_srq=$srq)" nvme disconnect -n $NQN
+	check "the controller is gone (use_srq=$srq)" wait_for 60 test ! -b /dev/nvme0n1
+	check "target removed (use_srq=$srq)" nvme_target_down
+done
+check "rdma link del vhca0" rdma link del vhca0
+check "rmmod vhca" rmmod vhca
+tap_done
