@@ -13,6 +13,28 @@ vhca_kver() {
 	cat "$VHCA_CACHE/kver" 2>/dev/null || die "run tools/setup.sh first"
 }
 
+# unpack_kernel KVER: linux-image-KVER-unsigned from the archive, unpacked
+# (never installed) into $VHCA_CACHE/kernel/KVER with its modules.dep; a
+# no-op when it is there
+unpack_kernel() {
+	local kver=$1 kdir="$VHCA_CACHE/kernel/$1" tmp
+	[ ! -f "$kdir/vmlinuz" ] || return 0
+	log "unpacking linux-image-$kver-unsigned into $kdir"
+	tmp=$(mktemp -d)
+	# apt downloads as its _apt user when it can write the folder
+	chown _apt "$tmp" 2>/dev/null || true
+	(cd "$tmp" && apt-get download -qq "linux-image-$kver-unsigned")
+	rm -rf "$kdir.tmp"
+	mkdir -p "$kdir.tmp"
+	dpkg-deb -x "$tmp"/linux-image-*.deb "$kdir.tmp"
+	rm -rf "$tmp"
+	# Debian ships the modules without modules.dep; modprobe needs it.
+	depmod -b "$kdir.tmp" "$kver"
+	cp "$kdir.tmp/boot/vmlinuz-$kver" "$kdir.tmp/vmlinuz"
+	rm -rf "$kdir"
+	mv "$kdir.tmp" "$kdir"
+}
+
 # A port number of 127.0.0.1 that is free at the moment (asked of TCP).
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

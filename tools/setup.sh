@@ -17,7 +17,7 @@ PKGS=(
 	qemu-system-x86 busybox-static iproute2 iputils-ping ethtool procps
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
 	ibverbs-utils rdmacm-utils perftest python3-pyverbs nvme-cli fio
-	open-iscsi nftables
+	open-iscsi nftables pkg-config mmdebstrap
 	ucx-utils libfabric-bin nfs-kernel-server
 	dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 	linux-source-6.12
@@ -69,23 +69,7 @@ log "kernel ABI: $kver"
 log "installing packages"
 as_root apt-get install -y -qq --no-install-recommends "${PKGS[@]}" "linux-headers-$kver" >/dev/null
 
-kdir="$VHCA_CACHE/kernel/$kver"
-if [ ! -f "$kdir/vmlinuz" ]; then
-	log "unpacking linux-image-$kver-unsigned into $kdir"
-	tmp=$(mktemp -d)
-	# apt downloads as its _apt user when it can write the folder
-	chown _apt "$tmp" 2>/dev/null || true
-	(cd "$tmp" && apt-get download -qq "linux-image-$kver-unsigned")
-	rm -rf "$kdir.tmp"
-	mkdir -p "$kdir.tmp"
-	dpkg-deb -x "$tmp"/linux-image-*.deb "$kdir.tmp"
-	rm -rf "$tmp"
-	# Debian ships the modules without modules.dep; modprobe needs it.
-	depmod -b "$kdir.tmp" "$kver"
-	cp "$kdir.tmp/boot/vmlinuz-$kver" "$kdir.tmp/vmlinuz"
-	rm -rf "$kdir"
-	mv "$kdir.tmp" "$kdir"
-fi
+unpack_kernel "$kver"
 
 if ! src_ok; then
 	log "unpacking $src_tar"

@@ -94,7 +94,7 @@ newest_abi() {
 
 # setup NAME: writes $VHCA_CACHE/systems/NAME: kver, root, vmlinuz, moddir
 do_setup() {
-	local name=$1 root abi suite r kver conf kdir tmp vmlinuz moddir rootstamp
+	local name=$1 root abi suite r kver conf kdir vmlinuz moddir rootstamp
 	sys_info "$name"
 	conf="$VHCA_CACHE/systems/$name"
 	rootstamp=
@@ -121,19 +121,7 @@ do_setup() {
 		log "$name: kernel $kver"
 		apt-get install -y -qq --no-install-recommends "linux-headers-$kver" >/dev/null
 		kdir="$VHCA_CACHE/kernel/$kver"
-		if [ ! -f "$kdir/vmlinuz" ]; then
-			tmp=$(mktemp -d)
-			chown _apt "$tmp" 2>/dev/null || true
-			(cd "$tmp" && apt-get download -qq "linux-image-$kver-unsigned")
-			rm -rf "$kdir.tmp"
-			mkdir -p "$kdir.tmp"
-			dpkg-deb -x "$tmp"/linux-image-*.deb "$kdir.tmp"
-			rm -rf "$tmp"
-			depmod -b "$kdir.tmp" "$kver"
-			cp "$kdir.tmp/boot/vmlinuz-$kver" "$kdir.tmp/vmlinuz"
-			rm -rf "$kdir"
-			mv "$kdir.tmp" "$kdir"
-		fi
+		unpack_kernel "$kver"
 	else
 		r=$(bash "$here/trixie-root.sh")
 		in_root "$r" apt-get update -qq
