@@ -5,9 +5,7 @@
 # completing a send before freeing its slot.
 . tests/guest/lib.sh
 
-ip link set eth0 up
-rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
-wait_gid vhca0
+vhca0_up
 
 # server_client GIDFLAG PROG ARGS...: PROG as server, then as its client;
 # rdma-core's examples name the GID index -g, perftest -x.  A pair that

@@ -9,10 +9,7 @@
 . tests/guest/iscsi.sh
 
 A=10.76.0.1
-ip link set eth0 up
-ip addr add $A/24 dev eth0
-rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
-wait_gid vhca0
+vhca0_up $A
 
 check "LIO target with an iSER portal on vhca0's address" iser_target_up $A
 check "iscsiadm discovery and login over iSER" iser_login $A

@@ -12,22 +12,10 @@
 . tests/guest/nvme.sh
 
 A=10.76.0.1
-ip link set eth0 up
-ip addr add $A/24 dev eth0
-rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
-wait_gid vhca0
+vhca0_up $A
 
 # --- kernel verbs as a ULP uses them, ib_drain_qp() on every QP type -------
-dmesg -C
-check "vhca_kverbs_test loads and runs on vhca0" \
-	insmod "${VHCA_KMODS:-build/tests}/vhca_kverbs_test.ko" dev=vhca0
-dmesg | sed -n 's/^\[[^]]*\] vhca_kverbs_test: //p' >/tmp/kverbs.tap
-tap_import kverbs </tmp/kverbs.tap
-# the plan is here, not the module's own: 7 tests for each QP type on an
-# RQ, 6 on an SRQ, 4 for LOCAL_INV under a WRITE
-# (tests/kmod/vhca_kverbs_test.c)
-check_eq "kverbs: all 43 of the module's tests reported" \
-	"$(grep -cE '^(not )?ok ' /tmp/kverbs.tap)" 43
+kverbs_run
 check_eq "no kernel warning (ib_drain_qp warns when its WR is refused)" \
 	"$(dmesg | grep -E 'WARNING|failed to drain|BUG' | head -n 3)" ""
 rmmod vhca_kverbs_test

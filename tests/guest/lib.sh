@@ -146,6 +146,35 @@ datacheck() {
 	[ $s = 0 ] && [ $c = 0 ]
 }
 
+# vhca0_up [ADDR]: eth0 up, with ADDR/24 if given, and vhca0 on it with
+# its first GID; without vhca0 the suite ends there, failing
+vhca0_up() {
+	ip link set eth0 up
+	[ -z "${1:-}" ] || ip addr add "$1/24" dev eth0
+	rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
+	wait_gid vhca0
+}
+
+# kverbs_run: tests/kmod's kernel verbs test on vhca0, its TAP imported
+kverbs_run() {
+	dmesg -C
+	check "vhca_kverbs_test loads and runs on vhca0" \
+		insmod "${VHCA_KMODS:-build/tests}/vhca_kverbs_test.ko" dev=vhca0
+	dmesg | sed -n 's/^\[[^]]*\] vhca_kverbs_test: //p' >/tmp/kverbs.tap
+	tap_import kverbs </tmp/kverbs.tap
+	# the plan is here, not the module's own: 7 tests for each QP type on an
+	# RQ, 6 on an SRQ, 4 for LOCAL_INV under a WRITE
+	# (tests/kmod/vhca_kverbs_test.c)
+	check_eq "kverbs: all 43 of the module's tests reported" \
+		"$(grep -cE '^(not )?ok ' /tmp/kverbs.tap)" 43
+}
+
+# kernel_at_least X.Y: the running kernel is X.Y or later, for what the
+# tests expect of a kernel's verbs (the driver probes, it never compares)
+kernel_at_least() {
+	[ "$(printf '%s\n' "$1" "$(uname -r)" | sort -V | head -n 1)" = "$1" ]
+}
+
 tap_done() {
 	echo "1..$tap_n"
 	[ "$tap_failed" = 0 ]
