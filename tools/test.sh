@@ -7,7 +7,11 @@
 # steering and rxe beside vhca, the packages installed (DKMS), two vhca
 # devices on one host, the RDMA CM and kernel ULP (kernel verbs, NVMe-oF,
 # iSER) tests, rdma-core's pyverbs suite, what users run (libfabric, UCX, NFS over RDMA, SRP) and
-# the two-guest link test.  Then on the debug kernel
+# the two-guest link test.  Then the other supported Debian systems
+# (tools/system.sh: 6.1, 6.12-rt, trixie's 6.12 and trixie-backports'
+# kernel with rdma-core 56), each built as its users build it, with its
+# device suite, its data path (tests/guest/leg.sh) and, where its
+# rdma-core or kernel verbs differ, pyverbs.  Then on the debug kernel
 # (tools/debug-kernel.sh: KASAN, lockdep, UBSAN, kmemleak, fault
 # injection): the KUnit suites, the device and kernel ULP tests again,
 # every allocation of every verb failed in turn and the ring fuzzer, two
@@ -184,8 +188,9 @@ built() {
 	[ "$rc" = 0 ]
 }
 for s in "${systems[@]}"; do
-	check "$s: vhca.ko (W=1 -Werror, sparse), provider and tests build" built "$s"
-	cat "$logs/$s: vhca.ko (W=1 -Werror, sparse), provider and tests build.log" | sed 's/^/# /'
+	name="$s: vhca.ko (W=1 -Werror, sparse), provider and tests build"
+	check "$name" built "$s"
+	sed 's/^/# /' "$logs/$name.log"
 done
 leg() {
 	local s=$1 what=$2
@@ -195,9 +200,9 @@ leg() {
 	pyverbs) echo "tools/guest.sh --system $s --timeout 1200 'bash tests/guest/pyverbs.sh'" ;;
 	esac
 }
-# 6.1's leg.sh and pyverbs are not in yet: on 6.1 datacheck -w asks for
-# ATOMIC WRITE and the nvmet-rdma target did not come up (issue 34's note)
 l1=(sys-bookworm-6.1-device "$(leg bookworm-6.1 device)"
+	sys-bookworm-6.1-leg "$(leg bookworm-6.1 leg)"
+	sys-bookworm-6.1-pyverbs "$(leg bookworm-6.1 pyverbs)"
 	sys-bookworm-rt-device "$(leg bookworm-rt device)")
 l2=(sys-trixie-device "$(leg trixie device)"
 	sys-trixie-leg "$(leg trixie leg)"

@@ -712,6 +712,17 @@ static void bind_window(void)
 		    (unsigned long long)wc.wr_id, wc.opcode);
 }
 
+/* Whether device @name has ATOMIC WRITE (not on 6.1). */
+static bool has_awrite(const char *name)
+{
+	struct ibv_context *c = open_dev(name);
+	bool has = c && dev_has_atomic_write(c);
+
+	if (c)
+		ibv_close_device(c);
+	return has;
+}
+
 /* ibv_create_qp(), or with -w ibv_create_qp_ex() for the ibv_wr_* API */
 static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
 {
@@ -885,9 +896,11 @@ int main(int argc, char **argv)
 	if (!dev)
 		die("-d DEV");
 	server = optind < argc ? argv[optind] : NULL;
+	/* by default, all the QP type carries, and the device has */
 	cfg.ops = ops ? parse_ops(ops) : cfg.type == IBV_QPT_RC ?
 		  ((1 << OP_AWRITE) - 1) |
-		  (wr_api && cfg.maxsize >= 8 ? 1 << OP_AWRITE : 0) :
+		  (wr_api && cfg.maxsize >= 8 && has_awrite(dev) ?
+		   1 << OP_AWRITE : 0) :
 		  cfg.type == IBV_QPT_UC ? (1 << OP_READ) - 1 :
 		  1 << OP_SEND | 1 << OP_SEND_IMM;
 	if ((cfg.ops & 1 << OP_AWRITE) &&

@@ -10,10 +10,7 @@
 . tests/guest/nvme.sh
 
 A=10.76.0.1
-ip link set eth0 up
-ip addr add $A/24 dev eth0
-rdma link add vhca0 type vhca netdev eth0 || { fail "rdma link add"; tap_done; exit; }
-wait_gid vhca0
+vhca0_up $A
 echo "# $(. /etc/os-release && echo "$PRETTY_NAME"), Linux $(uname -r)," \
 	"rdma-core $(dpkg-query -W -f '${Version}' libibverbs1)"
 
@@ -23,13 +20,7 @@ for t in "rc -s 65536 -n 200" "uc -s 65536 -n 200" "ud -s 1024 -n 500"; do
 		datacheck vhca0 vhca0 -w -t $t
 done
 
-dmesg -C
-check "vhca_kverbs_test loads and runs on vhca0" \
-	insmod "${VHCA_KMODS:-build/tests}/vhca_kverbs_test.ko" dev=vhca0
-dmesg | sed -n 's/^\[[^]]*\] vhca_kverbs_test: //p' >/tmp/kverbs.tap
-tap_import kverbs </tmp/kverbs.tap
-check_eq "kverbs: all 43 of the module's tests reported" \
-	"$(grep -cE '^(not )?ok ' /tmp/kverbs.tap)" 43
+kverbs_run
 rmmod vhca_kverbs_test
 
 for srq in 0 1; do

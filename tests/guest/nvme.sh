@@ -20,6 +20,11 @@ nvme_target_up() {
 	echo 1 >$cfg/subsystems/$NQN/attr_allow_any_host &&
 	mkdir $cfg/subsystems/$NQN/namespaces/1 &&
 	echo -n /tmp/ns.img >$cfg/subsystems/$NQN/namespaces/1/device_path &&
+	# the file backend opens it O_DIRECT, which tmpfs has from 6.6 on;
+	# before, it must go through the page cache
+	{ dd if=/dev/zero of=/tmp/ns.img bs=4k count=1 conv=notrunc oflag=direct \
+		status=none 2>/dev/null ||
+		echo 1 >$cfg/subsystems/$NQN/namespaces/1/buffered_io; } &&
 	echo 1 >$cfg/subsystems/$NQN/namespaces/1/enable &&
 	mkdir $cfg/ports/1 &&
 	echo rdma >$cfg/ports/1/addr_trtype && echo ipv4 >$cfg/ports/1/addr_adrfam &&

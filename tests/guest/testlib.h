@@ -100,6 +100,18 @@ static inline struct ibv_context *open_dev(const char *name)
 	return ctx;
 }
 
+/* IB_UVERBS_DEVICE_ATOMIC_WRITE: libibverbs 44 has no name for it */
+#define DEV_ATOMIC_WRITE (1ULL << 40)
+
+/* Whether @ctx's device has ATOMIC WRITE: not where its kernel's verbs lack it (6.1). */
+static inline bool dev_has_atomic_write(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex da;
+
+	return !ibv_query_device_ex(ctx, NULL, &da) &&
+	       (da.device_cap_flags_ex & DEV_ATOMIC_WRITE);
+}
+
 /*
  * Wait up to 3 s for an async event of @type (about @obj, unless NULL),
  * acking every event read: destroying an object waits for its acks.
