@@ -149,8 +149,7 @@ static inline void vhca_swqe_bind(struct vhca_swqe *w, uint32_t rkey,
 
 void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod);
 int vhca_sq_kick(struct vhca_qp *qp);
-uint64_t vhca_wr_ops_of(const struct ibv_context *context,
-			enum ibv_qp_type type);
+uint64_t vhca_wr_ops_of(struct ibv_context *context, enum ibv_qp_type type);
 uint64_t vhca_wr_op_bit(unsigned int opcode);
 void vhca_wr_init(struct vhca_qp *qp);
 

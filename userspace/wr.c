@@ -29,8 +29,7 @@ static inline struct vhca_qp *wr_qp(struct ibv_qp_ex *qpx)
  * its packets for RC only, and ATOMIC WRITE, which a device has when its
  * kernel's verbs do.  Shared with ibv_post_send().
  */
-uint64_t vhca_wr_ops_of(const struct ibv_context *context,
-			enum ibv_qp_type type)
+uint64_t vhca_wr_ops_of(struct ibv_context *context, enum ibv_qp_type type)
 {
 	const uint64_t send = IBV_QP_EX_WITH_SEND |
 			      IBV_QP_EX_WITH_SEND_WITH_IMM;
@@ -44,7 +43,7 @@ uint64_t vhca_wr_ops_of(const struct ibv_context *context,
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
 		       IBV_QP_EX_WITH_SEND_WITH_INV |
-		       (to_vctx((struct ibv_context *)context)->atomic_write ?
+		       (to_vctx(context)->atomic_write ?
 			IBV_QP_EX_WITH_ATOMIC_WRITE : 0);
 	case IBV_QPT_UC:
 		return uc;
