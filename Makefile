@@ -196,6 +196,7 @@ dkms-source:
 		$(DKMS_SRC)/drivers/
 	install -m 0644 $(wildcard drivers/compat/*.c) $(DKMS_SRC)/drivers/compat/
 	install -m 0755 drivers/compat/probe.sh $(DKMS_SRC)/drivers/compat/
+	install -m 0644 drivers/compat/dkms.mk $(DKMS_SRC)/drivers/compat/
 	install -m 0644 uapi/vhca-abi.h $(DKMS_SRC)/uapi/
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
