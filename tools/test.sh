@@ -153,8 +153,10 @@ kunit_uml() {
 tap harness bash tests/harness.sh
 tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
 tap guest-steer tools/guest.sh 'bash tests/guest/steer.sh'
-# two DKMS builds under TCG, each with the compatibility probes first
-tap guest-packages tools/guest.sh --timeout 1500 'bash tests/guest/packages.sh'
+# two DKMS builds under TCG, each with the compatibility probes first, while
+# the other systems build in the background: 1500 s was not enough in a
+# run beside two other guests
+tap guest-packages tools/guest.sh --timeout 2400 'bash tests/guest/packages.sh'
 tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
 tap guest-twodev tools/guest.sh 'bash tests/guest/twodev.sh'
 tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
