@@ -35,6 +35,28 @@ unpack_kernel() {
 	mv "$kdir.tmp" "$kdir"
 }
 
+# in_root ROOT CMD...: CMD as root in ROOT (a root filesystem: the trixie
+# root, or an installed system tests/packages.sh made) with /proc, /dev and
+# this clone (at /vhca) mounted, in a mount namespace of its own; ROOT
+# empty is this machine, in this clone
+in_root() {
+	local r=$1
+	shift
+	if [ -z "$r" ]; then
+		(cd "$VHCA_ROOT" && "$@")
+		return
+	fi
+	mkdir -p "$r/vhca"
+	unshare -m -- sh -c '
+		r=$1 src=$2; shift 2
+		mount -t proc proc "$r/proc" &&
+		mount --rbind /dev "$r/dev" &&
+		mount --bind "$src" "$r/vhca" &&
+		cd / && exec chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+			sh -c "cd /vhca && exec \"\$@\"" sh "$@"' sh "$r" "$VHCA_ROOT" "$@"
+}
+
 # A port number of 127.0.0.1 that is free at the moment (asked of TCP).
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -48,26 +48,6 @@ sys_info() {
 	esac
 }
 
-# in_root ROOT CMD...: CMD as root in ROOT with /proc, /dev and this clone
-# (at /vhca) mounted, in a mount namespace of its own; ROOT empty is here
-in_root() {
-	local r=$1
-	shift
-	if [ -z "$r" ]; then
-		(cd "$VHCA_ROOT" && "$@")
-		return
-	fi
-	mkdir -p "$r/vhca"
-	unshare -m -- sh -c '
-		r=$1 src=$2; shift 2
-		mount -t proc proc "$r/proc" &&
-		mount --rbind /dev "$r/dev" &&
-		mount --bind "$src" "$r/vhca" &&
-		cd / && exec chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-			HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
-			sh -c "cd /vhca && exec \"\$@\"" sh "$@"' sh "$r" "$VHCA_ROOT" "$@"
-}
-
 root_dir() {
 	[ -z "$1" ] || echo "$VHCA_CACHE/roots/$1"
 }
@@ -98,6 +78,9 @@ do_setup() {
 	sys_info "$name"
 	conf="$VHCA_CACHE/systems/$name"
 	rootstamp=
+	# a root whose package list changed is made again first (and the
+	# stamp below then says the kernels must be installed in it again)
+	[ -z "$root" ] || bash "$here/trixie-root.sh" >/dev/null
 	if [ -f "$conf" ]; then
 		# shellcheck disable=SC1090
 		. "$conf"

@@ -20,7 +20,7 @@ PKGS=(
 	# building the module, the provider, the tests and the packages
 	build-essential bc bison flex libelf-dev libssl-dev kmod sparse
 	pkg-config libibverbs-dev librdmacm-dev
-	dpkg-dev debhelper dh-dkms dkms fakeroot lintian
+	dpkg-dev debhelper dh-dkms dkms fakeroot lintian git
 	# what the guests' suites run
 	busybox iproute2 iputils-ping ethtool procps python3 util-linux
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
