@@ -6,13 +6,17 @@
 # finds it) and the provider installed, run one command in it and return its
 # output and exit status.
 #
-#   tools/guest.sh [--system NAME | --debug [--peer-stock]] [--nic2] [--peer 'CMD'] [--udp]
-#                  [--gdb PORT] [--timeout S] CMD...
+#   tools/guest.sh [--system NAME [--root DIR] | --debug [--peer-stock]] [--nic2]
+#                  [--peer 'CMD'] [--udp] [--gdb PORT] [--timeout S] CMD...
 #
 # --system NAME boots another supported Debian system (tools/system.sh):
 # its kernel, its userspace as the root, and its build (build/sys/NAME)
 # on /vhca/build, where the default is this machine's Debian 12, Debian's
-# 6.12 and build/.
+# 6.12 and build/.  With --root, DIR is the root instead: a system on
+# which the packages were installed (tests/packages.sh), booted as it is,
+# with its own vhca module (DKMS's) and provider, nothing of this clone's
+# build, and the kernel's modules from DIR where the kernel's package is
+# installed in it (else from NAME's unpacked image, with DIR's updates/).
 #
 # CMD runs as root in /vhca (this clone, read-only) with bash.  eth0 is a
 # virtio NIC on a link of its own.  --nic2 adds eth1; --peer boots a second
@@ -39,10 +43,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-nic2=0 peer= timeout=600 udp=0 gdb= debug=0 peer_debug= system=
+nic2=0 peer= timeout=600 udp=0 gdb= debug=0 peer_debug= system= inst=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--system) system=$2; shift ;;
+	--root) inst=$(cd "$2" && pwd) || die "--root $2: no such folder"; shift ;;
 	--debug) debug=1 ;;
 	--peer-stock) peer_debug=0 ;;
 	--nic2) nic2=1 ;;
@@ -57,7 +62,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 peer_debug=${peer_debug:-$debug}
-[ $# -gt 0 ] || die "usage: tools/guest.sh [--debug [--peer-stock]] [--nic2] [--peer CMD] [--udp] [--gdb PORT] [--timeout S] CMD..."
+[ $# -gt 0 ] || die "usage: tools/guest.sh [--system NAME [--root DIR] | --debug [--peer-stock]] [--nic2] [--peer CMD] [--udp] [--gdb PORT] [--timeout S] CMD..."
+[ -z "$inst" ] || [ -n "$system" ] || die "--root needs --system: which kernel to boot"
+[ -z "$inst" ] || [ -z "$peer" ] || die "--root boots one guest: no --peer"
 
 # select_kernel DEBUG: the kernel a guest boots, in the caller's variables
 # kver, kid (one build of it: the debug kernel is rebuilt under the same
@@ -78,7 +85,13 @@ select_kernel() {
 		gbuild="$VHCA_ROOT/build/sys/$system"
 		ko="$gbuild/vhca.ko"
 		kmods=build/tests
-		[ -f "$ko" ] || die "$ko missing: run tools/system.sh build $system"
+		[ -n "$inst" ] || [ -f "$ko" ] || die "$ko missing: run tools/system.sh build $system"
+		if [ -n "$inst" ]; then
+			groot=$inst
+			# nothing of this clone's build: an empty /vhca/build
+			gbuild="$VHCA_CACHE/nobuild"
+			mkdir -p "$gbuild"
+		fi
 		mem=2048
 		kargs=
 		return
@@ -120,13 +133,14 @@ select_kernel() {
 # both kernels are checked before a guest boots
 (select_kernel "$debug") || exit 1
 [ "$peer_debug" = "$debug" ] || (select_kernel "$peer_debug") || exit 1
-[ -f "$VHCA_ROOT/build/${system:+sys/$system/}libvhca-rdmav34.so" ] ||
+[ -n "$inst" ] || [ -f "$VHCA_ROOT/build/${system:+sys/$system/}libvhca-rdmav34.so" ] ||
 	die "provider missing: run make (or tools/system.sh build $system)"
 
 # The module tree the guest sees: Debian's, hard-linked, plus vhca.ko and a
 # depmod of its own.  depmod replaces its files instead of writing through
 # the links, so the unpacked image stays pristine.
 stage_modules() {
+	[ -z "$inst" ] || { inst_modules; return; }
 	# one stage per clone: two clones' guests must not swap vhca.ko
 	local stages stage
 	stages="$VHCA_CACHE/stage/$(printf %s "$VHCA_ROOT" | sha256sum | cut -c1-8)"
@@ -152,6 +166,26 @@ stage_modules() {
 			depmod -b "$stage" "$kver"
 		fi
 	) 9>"$stages.lock"
+	echo "$stage"
+}
+
+# inst_modules: the module tree of the installed root (--root), as its
+# kernel package and DKMS left it; where the kernel is unpacked outside it
+# (the bookworm systems), the image's modules and the root's updates/ in a
+# stage of this run, depmod'ed as the kernel's package would have
+inst_modules() {
+	if [ -d "$inst/lib/modules/$kver/kernel" ]; then
+		echo "$inst"
+		return
+	fi
+	local stage="$work/stage"
+	rm -rf "$stage"
+	mkdir -p "$stage/lib/modules"
+	cp -al "$kimg/lib/modules/$kver" "$stage/lib/modules/"
+	rm -rf "$stage/lib/modules/$kver/updates"
+	[ ! -d "$inst/lib/modules/$kver/updates" ] ||
+		cp -a "$inst/lib/modules/$kver/updates" "$stage/lib/modules/$kver/"
+	depmod -b "$stage" "$kver"
 	echo "$stage"
 }
 
@@ -207,6 +241,9 @@ start_guest() {
 	stage=$(stage_modules)
 	initrd=$(build_initramfs)
 	mkdir -p "$out"
+	# tools/guest-init installs this clone's provider but on a root that
+	# has the package's
+	[ -z "$inst" ] || : >"$out/installed"
 	printf 'export VHCA_GUEST=%s VHCA_KMODS=%s\n%s\n' "$name" "$kmods" "$cmd" >"$out/job"
 	mac=$([ "$name" = a ] && echo 0a || echo 0b)
 	# tsc=reliable: under a loaded TCG host the clocksource watchdog marks
