@@ -6,7 +6,7 @@
 # make uninstall    what make install put there, with the same variables
 # make dkms-install the module source in /usr/src/vhca-VERSION, built and installed by DKMS
 # make dkms-uninstall  DKMS's builds of this version removed, and its source
-# make deb          the Debian packages in build/deb, lintian-checked (tools/mkdeb.sh)
+# make deb          the Debian packages in build/deb (or DEB_OUT), lintian-checked (tools/mkdeb.sh)
 # make debug        vhca.ko, vhca.ko with the KUnit suites and tests/kmod against the
 #                   debug kernel (tools/debug-kernel.sh), in build/debug
 # make sysmodule KDIR=... B=...  vhca.ko and tests/kmod against another kernel's
@@ -211,8 +211,10 @@ dkms-uninstall: uninstall-provider
 version:
 	@echo $(VERSION)
 
+# DEB_OUT: another system's packages go elsewhere (tests/packages.sh)
+DEB_OUT ?= build/deb
 deb:
-	tools/mkdeb.sh
+	tools/mkdeb.sh $(DEB_OUT)
 
 clean:
 	$(KMAKE) clean

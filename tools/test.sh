@@ -4,19 +4,21 @@
 # The whole test suite: set-up, build, lint (W=1, sparse, checkpatch), host
 # tests, the Debian packages' build and lintian, the guest harness's
 # self-test, then in guests of Debian's kernel the device tests, netfilter
-# steering and rxe beside vhca, the packages installed (DKMS), two vhca
-# devices on one host, the RDMA CM and kernel ULP (kernel verbs, NVMe-oF,
-# iSER) tests, rdma-core's pyverbs suite, what users run (libfabric, UCX, NFS over RDMA, SRP) and
-# the two-guest link test.  Then the other supported Debian systems
-# (tools/system.sh: 6.1, 6.12-rt, trixie's 6.12 and trixie-backports'
-# kernel with rdma-core 56), each built as its users build it, with its
-# device suite, its data path (tests/guest/leg.sh) and, where its
-# rdma-core or kernel verbs differ, pyverbs.  Then on the debug kernel
-# (tools/debug-kernel.sh: KASAN, lockdep, UBSAN, kmemleak, fault
-# injection): the KUnit suites, the device and kernel ULP tests again,
-# every allocation of every verb failed in turn and the ring fuzzer, two
-# guests at a time, then the packet fuzzer from one guest at the other
-# (its checks that are fixed in time run on Debian's kernel, before).
+# steering and rxe beside vhca, two vhca devices on one host, the RDMA CM
+# and kernel ULP (kernel verbs, NVMe-oF, iSER) tests, rdma-core's pyverbs
+# suite, what users run (libfabric, UCX, NFS over RDMA, SRP) and the
+# two-guest link test.  Then every supported Debian system (tools/system.sh:
+# 6.1, 6.12-rt, trixie's 6.12 and trixie-backports' kernel with rdma-core
+# 56), each built as its users build it: the packages installed on it
+# (DKMS for each kernel, and on trixie the upgrade to trixie-backports'
+# kernel), each kernel booted with them, its device suite, its data path
+# (tests/guest/leg.sh) and, where its rdma-core or kernel verbs differ,
+# pyverbs.  Then on the debug kernel (tools/debug-kernel.sh: KASAN,
+# lockdep, UBSAN, kmemleak, fault injection): the KUnit suites, the device
+# and kernel ULP tests again, every allocation of every verb failed in turn
+# and the ring fuzzer, two guests at a time, then the packet fuzzer from
+# one guest at the other (its checks that are fixed in time run on
+# Debian's kernel, before).
 # Ends with "N passed, N failed".
 #
 # VHCA_DEBUG_KERNEL=0 leaves the debug kernel out (a quicker run for
@@ -153,10 +155,6 @@ kunit_uml() {
 tap harness bash tests/harness.sh
 tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
 tap guest-steer tools/guest.sh 'bash tests/guest/steer.sh'
-# two DKMS builds under TCG, each with the compatibility probes first, while
-# the other systems build in the background: 1500 s was not enough in a
-# run beside two other guests
-tap guest-packages tools/guest.sh --timeout 2400 'bash tests/guest/packages.sh'
 tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
 tap guest-twodev tools/guest.sh 'bash tests/guest/twodev.sh'
 tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
@@ -175,10 +173,13 @@ fw_checks="FUZZ_PHASES=checks bash tests/guest/fuzz-wire.sh"
 	tap guest-fuzz-wire-checks tools/guest.sh --timeout 1500 \
 		--peer "$fw_checks" "$fw_checks"
 
-# Each system's leg: its device suite and data path (tests/guest/leg.sh:
-# every QP type data-checked, kernel verbs, NVMe-oF with and without
-# SRQs), and pyverbs where its rdma-core or its kernel's verbs differ from
-# the primary's.  Two guests at a time.
+# Each system's leg: its packages installed (tests/packages.sh, which
+# builds natively and boots each kernel with what it installed), its
+# device suite and data path (tests/guest/leg.sh: every QP type
+# data-checked, kernel verbs, NVMe-oF with and without SRQs), and pyverbs
+# where its rdma-core or its kernel's verbs differ from the primary's.  Two
+# lanes at a time, the package builds of one beside the guests of the
+# other.
 t0=$SECONDS
 wait "$systems_pid"
 echo "# the other systems: waited $((SECONDS - t0))s for their builds"
@@ -203,11 +204,13 @@ leg() {
 	pyverbs) echo "tools/guest.sh --system $s --timeout 1200 'bash tests/guest/pyverbs.sh'" ;;
 	esac
 }
-l1=(sys-bookworm-6.1-device "$(leg bookworm-6.1 device)"
+l1=(packages-bookworm "bash tests/packages.sh bookworm"
+	sys-bookworm-6.1-device "$(leg bookworm-6.1 device)"
 	sys-bookworm-6.1-leg "$(leg bookworm-6.1 leg)"
 	sys-bookworm-6.1-pyverbs "$(leg bookworm-6.1 pyverbs)"
 	sys-bookworm-rt-device "$(leg bookworm-rt device)")
-l2=(sys-trixie-device "$(leg trixie device)"
+l2=(packages-trixie "bash tests/packages.sh trixie"
+	sys-trixie-device "$(leg trixie device)"
 	sys-trixie-leg "$(leg trixie leg)"
 	sys-trixie-pyverbs "$(leg trixie pyverbs)"
 	sys-trixie-backports-device "$(leg trixie-backports device)"
