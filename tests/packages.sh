@@ -3,40 +3,65 @@
 #
 # The Debian packages as administrators install them, on each supported
 # system (tools/system.sh), then each of its kernels booted with what was
-# installed (tests/guest/packaged.sh):
+# installed (tests/guest/packaged.sh).  Two steps, so that the first, which
+# builds natively, can run while other suites' guests do (tools/test.sh):
 #
-#   tests/packages.sh bookworm   build/deb (tools/mkdeb.sh) installed on
-#                                this machine's Debian 12: DKMS builds vhca
-#                                for every kernel whose headers are there
-#                                (6.12, 6.1, 6.12-rt); each boots
-#   tests/packages.sh trixie     `make deb` in the trixie root (gcc-14,
-#                                rdma-core 56, trixie's lintian), installed
-#                                there: DKMS builds for trixie's 6.12.  Then
-#                                trixie-backports' kernel is installed, as
-#                                its users upgrade, and the kernel's hook
-#                                has DKMS build for it.  Both boot.
+#   tests/packages.sh install GROUP   the packages installed in GROUP's root
+#   tests/packages.sh boot GROUP      each kernel of GROUP boots that root;
+#                                     the packages purged; the root removed
 #
-# Each system is a root of its own that only this run sees: an overlay of
-# this machine's / or of the trixie root on a tmpfs, in a mount namespace
-# of this script, gone when it exits.  The builds run natively (DKMS built
-# for one kernel in about a minute here, and in 7 under TCG); the guests
-# boot the result as it is, with no module or provider of this clone's.
-# The packages are purged at the end, and must leave nothing behind.
+#   bookworm   `make deb` on this machine's Debian 12 (gcc-12, rdma-core
+#              44), installed there: DKMS builds vhca for every kernel
+#              whose headers are there (6.12, 6.1, 6.12-rt); each boots
+#   trixie     `make deb` in the trixie root (gcc-14, rdma-core 56,
+#              trixie's lintian), installed there: DKMS builds for trixie's
+#              6.12.  Then trixie-backports' kernel is installed, as its
+#              users upgrade, and the kernel's hook has DKMS build for it.
+#              Both boot.
+#
+# GROUP's root is an overlay of this machine's / or of the trixie root,
+# whose upper layer is a tmpfs at $VHCA_CACHE/packages/GROUP: each step
+# mounts the overlay in a mount namespace of its own.  The builds run
+# natively (DKMS built for one kernel in about a minute here, and in 7
+# under TCG); the guests boot the result as it is, with no module or
+# provider of this clone's.  The packages are purged at the end, and must
+# leave nothing behind.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . tools/lib.sh
 . tests/guest/lib.sh
 
-group=${1:-}
+step=${1:-} group=${2:-}
 case $group in
 bookworm) systems=(bookworm bookworm-6.1 bookworm-rt) ;;
 trixie) systems=(trixie trixie-backports) ;;
-*) die "usage: tests/packages.sh bookworm|trixie" ;;
+*) step= ;;
 esac
+case $step in
+install | boot) ;;
+*) die "usage: tests/packages.sh install|boot bookworm|trixie" ;;
+esac
+st=$VHCA_CACHE/packages/$group
 
-# the overlays are this script's alone
+# The tmpfs is mounted here, where both steps see it; the overlay in a
+# namespace of the step's own.
 if [ -z "${VHCA_PACKAGES_NS:-}" ]; then
-	exec unshare -m --propagation private env VHCA_PACKAGES_NS=1 bash "$0" "$@"
+	if [ "$step" = install ]; then
+		# an upper layer cannot be on the lower one's file system
+		! mountpoint -q "$st" || umount -R "$st" || die "$st is busy"
+		mkdir -p "$st"
+		mount -t tmpfs -o size=8g tmpfs "$st" || die "no tmpfs at $st"
+		mkdir -p "$st/upper" "$st/work" "$st/root"
+	elif [ ! -e "$st/installed" ]; then
+		echo "not ok 1 - tests/packages.sh install $group installed the packages in $st"
+		! mountpoint -q "$st" || umount -R "$st"
+		exit 1
+	fi
+	unshare -m --propagation private env VHCA_PACKAGES_NS=1 bash "$0" "$@"
+	rc=$?
+	[ "$step" = install ] || { umount -R "$st" && rmdir "$st"; } ||
+		{ echo "not ok - $st removed"; rc=1; }
+	exit "$rc"
 fi
 
 version=$(make -s --no-print-directory version)
@@ -49,15 +74,10 @@ for s in "${systems[@]}"; do
 done
 lower=${lower:-/}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/vhca-packages.XXXXXX")
-trap 'umount -R "$tmp" && rm -rf "$tmp"' EXIT
-# an overlay's upper layer cannot be on the lower one's file system
-mount -t tmpfs -o size=8g tmpfs "$tmp" || die "no tmpfs for the installed root"
-mkdir -p "$tmp/upper" "$tmp/work" "$tmp/root"
 mount -t overlay overlay \
-	-o "lowerdir=$lower,upperdir=$tmp/upper,workdir=$tmp/work" "$tmp/root" ||
+	-o "lowerdir=$lower,upperdir=$st/upper,workdir=$st/work" "$st/root" ||
 	die "no overlay of $lower"
-root=$tmp/root
+root=$st/root
 
 # in_inst CMD...: CMD in the installed root
 in_inst() {
@@ -67,58 +87,59 @@ dkms_has() {
 	in_inst dkms status vhca -k "$1" | grep -q "^vhca/$version, $1, x86_64: installed"
 }
 
-if [ "$group" = trixie ]; then
-	bp=${kver_of[trixie-backports]}
-	# trixie as its users first have it: without the backports kernel,
-	# which tools/system.sh installed in the root
-	purge_bp() {
-		in_inst sh -c "dpkg-query -W -f '\${Package}\n' | grep -F '${bp%-amd64}' |
-			xargs -r dpkg --purge"
-	}
-	check "trixie without trixie-backports' $bp to start with" purge_bp
-	check "no headers of $bp left" test ! -e "$root/lib/modules/$bp/build"
-	debs=build/sys/trixie/deb
-	check "make deb on trixie: dpkg-buildpackage and lintian $(in_inst dpkg-query -W -f '${Version}' lintian), no error or warning" \
+if [ "$step" = install ]; then
+	if [ "$group" = trixie ]; then
+		bp=${kver_of[trixie-backports]}
+		# trixie as its users first have it: without the backports kernel,
+		# which tools/system.sh installed in the root
+		purge_bp() {
+			in_inst sh -c "dpkg-query -W -f '\${Package}\n' | grep -F '${bp%-amd64}' |
+				xargs -r dpkg --purge"
+		}
+		check "trixie without trixie-backports' $bp to start with" purge_bp
+		check "no headers of $bp left" test ! -e "$root/lib/modules/$bp/build"
+	fi
+	debs=build/sys/$group/deb
+	check "make deb on $group: dpkg-buildpackage and lintian $(in_inst dpkg-query -W -f '${Version}' lintian), no error or warning" \
 		in_inst make -s deb DEB_OUT="$debs"
-else
-	debs=build/deb
-	check "tools/mkdeb.sh made $debs" test -f "$debs/vhca-dkms_${version}_all.deb"
-fi
 
-t0=$SECONDS
-check "dpkg -i vhca-dkms vhca-ibverbs-provider: DKMS builds vhca" \
-	in_inst dpkg -i "$debs/vhca-dkms_${version}_all.deb" \
-	"$debs/vhca-ibverbs-provider_${version}_amd64.deb"
-echo "# dpkg -i took $((SECONDS - t0)) s"
-if [ "$group" = trixie ]; then
-	check "DKMS built and installed vhca for ${kver_of[trixie]}" dkms_has "${kver_of[trixie]}"
-	check "not for $bp, which is not installed" bash -c "! compgen -G '$root/lib/modules/$bp/updates/dkms/vhca.ko*'"
-	# the real upgrade path: a newer kernel, whose packages run
-	# /etc/kernel/postinst.d/dkms (and header_postinst.d) for it
 	t0=$SECONDS
-	check "apt-get install -t trixie-backports linux-image-$bp linux-headers-$bp" \
-		in_inst apt-get install -y -qq --no-install-recommends -t trixie-backports \
-		"linux-image-$bp" "linux-headers-$bp"
-	echo "# the upgrade took $((SECONDS - t0)) s"
-	check "the kernel's hook had DKMS build and install vhca for $bp" dkms_has "$bp"
+	check "dpkg -i vhca-dkms vhca-ibverbs-provider: DKMS builds vhca" \
+		in_inst dpkg -i "$debs/vhca-dkms_${version}_all.deb" \
+		"$debs/vhca-ibverbs-provider_${version}_amd64.deb"
+	echo "# dpkg -i took $((SECONDS - t0)) s"
+	if [ "$group" = trixie ]; then
+		check "DKMS built and installed vhca for ${kver_of[trixie]}" dkms_has "${kver_of[trixie]}"
+		check "not for $bp, which is not installed" bash -c "! compgen -G '$root/lib/modules/$bp/updates/dkms/vhca.ko*'"
+		# the real upgrade path: a newer kernel, whose packages run
+		# /etc/kernel/postinst.d/dkms (and header_postinst.d) for it
+		t0=$SECONDS
+		check "apt-get install -t trixie-backports linux-image-$bp linux-headers-$bp" \
+			in_inst apt-get install -y -qq --no-install-recommends -t trixie-backports \
+			"linux-image-$bp" "linux-headers-$bp"
+		echo "# the upgrade took $((SECONDS - t0)) s"
+		check "the kernel's hook had DKMS build and install vhca for $bp" dkms_has "$bp"
+	else
+		for s in "${systems[@]}"; do
+			check "DKMS built and installed vhca for ${kver_of[$s]}" dkms_has "${kver_of[$s]}"
+		done
+	fi
+	# the boot step boots a root whose install passed
+	[ "$tap_failed" != 0 ] || : >"$st/installed"
 else
+	# each kernel boots the system as installed
 	for s in "${systems[@]}"; do
-		check "DKMS built and installed vhca for ${kver_of[$s]}" dkms_has "${kver_of[$s]}"
+		t0=$SECONDS
+		tap_run "$s" tools/guest.sh --system "$s" --root "$root" 'bash tests/guest/packaged.sh'
+		echo "# $s's guest took $((SECONDS - t0)) s"
 	done
+
+	check "dpkg --purge of both packages" \
+		in_inst dpkg --purge vhca-ibverbs-provider vhca-dkms
+	check "no module is left" bash -c "! compgen -G '$root/lib/modules/*/updates/dkms/vhca.ko*'"
+	check "no provider is left" \
+		test ! -e "$root$libdir/libvhca-rdmav34.so" -a ! -e "$root/etc/libibverbs.d/vhca.driver"
+	check "no DKMS tree nor source is left" \
+		test ! -e "$root/var/lib/dkms/vhca" -a ! -e "$root/usr/src/vhca-$version"
 fi
-
-# each kernel boots the system as installed
-for s in "${systems[@]}"; do
-	t0=$SECONDS
-	tap_run "$s" tools/guest.sh --system "$s" --root "$root" 'bash tests/guest/packaged.sh'
-	echo "# $s's guest took $((SECONDS - t0)) s"
-done
-
-check "dpkg --purge of both packages" \
-	in_inst dpkg --purge vhca-ibverbs-provider vhca-dkms
-check "no module is left" bash -c "! compgen -G '$root/lib/modules/*/updates/dkms/vhca.ko*'"
-check "no provider is left" \
-	test ! -e "$root$libdir/libvhca-rdmav34.so" -a ! -e "$root/etc/libibverbs.d/vhca.driver"
-check "no DKMS tree nor source is left" \
-	test ! -e "$root/var/lib/dkms/vhca" -a ! -e "$root/usr/src/vhca-$version"
 tap_done

@@ -2,16 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # The whole test suite: set-up, build, lint (W=1, sparse, checkpatch), host
-# tests, the Debian packages' build and lintian, the guest harness's
-# self-test, then in guests of Debian's kernel the device tests, netfilter
+# tests, the guest harness's self-test, then in guests of Debian's kernel the device tests, netfilter
 # steering and rxe beside vhca, two vhca devices on one host, the RDMA CM
 # and kernel ULP (kernel verbs, NVMe-oF, iSER) tests, rdma-core's pyverbs
 # suite, what users run (libfabric, UCX, NFS over RDMA, SRP) and the
 # two-guest link test.  Then every supported Debian system (tools/system.sh:
 # 6.1, 6.12-rt, trixie's 6.12 and trixie-backports' kernel with rdma-core
-# 56), each built as its users build it: the packages installed on it
-# (DKMS for each kernel, and on trixie the upgrade to trixie-backports'
-# kernel), each kernel booted with them, its device suite, its data path
+# 56), each built as its users build it: its Debian packages built
+# (lintian-clean) and installed (DKMS for each kernel, and on trixie the
+# upgrade to trixie-backports' kernel), each kernel booted with them, its device suite, its data path
 # (tests/guest/leg.sh) and, where its rdma-core or kernel verbs differ,
 # pyverbs.  Then on the debug kernel (tools/debug-kernel.sh: KASAN,
 # lockdep, UBSAN, kmemleak, fault injection): the KUnit suites, the device
@@ -50,14 +49,22 @@ passed=0
 failed=0
 
 # The other supported systems (tools/system.sh): each one's kernel, and
-# for trixie its root, set up, and vhca built for it, in the background
-# while the suites of the primary system run; their legs run after those.
+# for trixie its root, set up, and vhca built for it, then the packages
+# built and installed on bookworm and on trixie (tests/packages.sh
+# install, native builds), in the background while the suites of the
+# primary system run; their legs run after those.
 systems=(bookworm-6.1 bookworm-rt trixie trixie-backports)
 (
 	for s in "${systems[@]}"; do
 		t0=$SECONDS
 		nice -n 10 bash tools/system.sh build "$s" >"$logs/build-$s.log" 2>&1
 		echo "$? $((SECONDS - t0))" >"$logs/build-$s.rc"
+	done
+	for g in bookworm trixie; do
+		t0=$SECONDS
+		nice -n 10 bash tests/packages.sh install "$g" \
+			>"$logs/packages-install-$g.log" 2>&1
+		echo "$? $((SECONDS - t0))" >"$logs/packages-install-$g.rc"
 	done
 ) &
 systems_pid=$!
@@ -137,8 +144,6 @@ check "checkpatch --strict" make -s lint-checkpatch
 check "kernel-doc -Wall" make -s lint-kerneldoc
 
 tap host bash tests/host/run.sh
-check "Debian packages: dpkg-buildpackage, no lintian error or warning" \
-	tools/mkdeb.sh
 
 # kunit_uml: the KUnit suites under UML, without the debug kernel
 kunit_uml() {
@@ -173,13 +178,12 @@ fw_checks="FUZZ_PHASES=checks bash tests/guest/fuzz-wire.sh"
 	tap guest-fuzz-wire-checks tools/guest.sh --timeout 1500 \
 		--peer "$fw_checks" "$fw_checks"
 
-# Each system's leg: its packages installed (tests/packages.sh, which
-# builds natively and boots each kernel with what it installed), its
-# device suite and data path (tests/guest/leg.sh: every QP type
-# data-checked, kernel verbs, NVMe-oF with and without SRQs), and pyverbs
-# where its rdma-core or its kernel's verbs differ from the primary's.  Two
-# lanes at a time, the package builds of one beside the guests of the
-# other.
+# Each system's leg: each of its kernels booted with the packages
+# installed above (tests/packages.sh boot), its device suite and data path
+# (tests/guest/leg.sh: every QP type data-checked, kernel verbs, NVMe-oF
+# with and without SRQs, FLUSH with rdma-core 56), and pyverbs where its
+# rdma-core or its kernel's verbs differ from the primary's.  Two guests at
+# a time.
 t0=$SECONDS
 wait "$systems_pid"
 echo "# the other systems: waited $((SECONDS - t0))s for their builds"
@@ -196,6 +200,7 @@ for s in "${systems[@]}"; do
 	check "$name" built "$s"
 	sed 's/^/# /' "$logs/$name.log"
 done
+show_lane packages-install-bookworm - packages-install-trixie -
 leg() {
 	local s=$1 what=$2
 	case $what in
@@ -204,12 +209,12 @@ leg() {
 	pyverbs) echo "tools/guest.sh --system $s --timeout 1200 'bash tests/guest/pyverbs.sh'" ;;
 	esac
 }
-l1=(packages-bookworm "bash tests/packages.sh bookworm"
+l1=(packages-bookworm "bash tests/packages.sh boot bookworm"
 	sys-bookworm-6.1-device "$(leg bookworm-6.1 device)"
 	sys-bookworm-6.1-leg "$(leg bookworm-6.1 leg)"
 	sys-bookworm-6.1-pyverbs "$(leg bookworm-6.1 pyverbs)"
 	sys-bookworm-rt-device "$(leg bookworm-rt device)")
-l2=(packages-trixie "bash tests/packages.sh trixie"
+l2=(packages-trixie "bash tests/packages.sh boot trixie"
 	sys-trixie-device "$(leg trixie device)"
 	sys-trixie-leg "$(leg trixie leg)"
 	sys-trixie-pyverbs "$(leg trixie pyverbs)"
