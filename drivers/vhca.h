@@ -323,16 +323,16 @@ struct vhca_seg {
 };
 
 /*
- * Atomics and ATOMIC WRITEs an RC responder remembers, to answer a
- * duplicate the same.
+ * Atomics, ATOMIC WRITEs and FLUSHes an RC responder remembers, to answer
+ * a duplicate the same without executing it again.
  */
 #define VHCA_RC_ATOMIC_RES	VHCA_MAX_RD_ATOM
 
 struct vhca_atomic_res {
 	bool valid;
-	bool write;	/* an ATOMIC WRITE, with no @orig */
+	u32 kind;	/* VHCA_PKT_ATOMIC, _ATOMIC_WRITE or _FLUSH */
 	u32 psn;
-	u64 orig;
+	u64 orig;	/* an atomic's */
 };
 
 /*
@@ -394,6 +394,8 @@ struct vhca_req_wqe;
  * @cut_next: no cut before this time (jiffies)
  * @congested: a CNP, or a CE-marked READ response, arrived: the work cuts
  *	@cwnd (set in softirq)
+ * @flush_rxe: FLUSHes go with the ICRC rxe computes (vhca_icrc_rxe()):
+ *	flipped each time one is sent again, kept once one is answered
  */
 struct vhca_req {
 	u32 next;
@@ -419,6 +421,7 @@ struct vhca_req {
 	u32 cwnd_acked;
 	unsigned long cut_next;
 	bool congested;
+	bool flush_rxe;
 };
 
 /**
@@ -707,6 +710,9 @@ struct vhca_mr *vhca_mr_find(struct vhca_dev *vdev, u32 key, struct ib_pd *pd,
 struct vhca_mr *vhca_mr_find_remote(struct vhca_dev *vdev, u32 key,
 				    const struct vhca_qp *qp, int access,
 				    u64 va, u32 len);
+struct vhca_mr *vhca_mr_find_remote_whole(struct vhca_dev *vdev, u32 key,
+					  const struct vhca_qp *qp,
+					  int access);
 int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid);
 bool vhca_mr_revoke(struct vhca_mr *mr, u32 key);
 void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room);

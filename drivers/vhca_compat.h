@@ -36,14 +36,29 @@
 
 /*
  * FLUSH's QP access flags, where the kernel has them.  A QP may grant
- * them (rdma-core 56's tests and programs do on every RC QP, as mlx5
- * allows): the grant is a permission only, and vhca's responder, which
- * has no FLUSH, refuses the request itself.
+ * both (rdma-core 56's tests and programs do on every RC QP, as mlx5
+ * allows): the grant is a permission, and what a FLUSH may do is decided
+ * by the MR its rkey names, which only has what the device offers.
  */
 #ifdef VHCA_HAVE_ACCESS_FLUSH
 #define VHCA_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
 #else
 #define VHCA_ACCESS_FLUSH	0
+#endif
+
+/*
+ * FLUSH (IBA 1.5) to global visibility, where the kernel's verbs have it:
+ * the device says so, its MRs may grant it, and the opcode table has the
+ * work request.  Persistence is not offered: vhca's MRs are not
+ * persistent memory.
+ */
+#if defined(VHCA_HAVE_FLUSH) && defined(VHCA_HAVE_ACCESS_FLUSH)
+#define VHCA_FLUSH			1
+#define VHCA_DEVICE_FLUSH		IB_DEVICE_FLUSH_GLOBAL
+#define VHCA_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#else
+#define VHCA_DEVICE_FLUSH		0
+#define VHCA_ACCESS_FLUSH_GLOBAL	0
 #endif
 
 /*

@@ -275,6 +275,7 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      VHCA_DEVICE_ATOMIC_WRITE |
+			      VHCA_DEVICE_FLUSH |
 			      IB_DEVICE_SRQ_RESIZE;
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

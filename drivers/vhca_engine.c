@@ -4,7 +4,7 @@
  * would and moves data between QPs of the vhca devices of this host (the
  * AV's DGID names the device, the QPN the QP): SEND, SEND_WITH_IMM, RDMA
  * WRITE and WRITE_WITH_IMM on RC and UC; SEND_WITH_INV, RDMA READ,
- * ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD and ATOMIC_WRITE on RC; SEND
+ * ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, ATOMIC_WRITE and FLUSH on RC; SEND
  * and SEND_WITH_IMM on UD and GSI, with the GRH; LOCAL_INV, BIND_MW and,
  * for kernel QPs, REG_MR.  A UD datagram to a GID no device here has goes
  * on the wire (vhca_net.c), and those from the wire are delivered here.  A
@@ -374,6 +374,21 @@ static int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
+ * A FLUSH: the peer's checks of the wire path (vhca_flush()), where the
+ * data the WQEs before it placed is already in the peer's memory.
+ */
+static int vhca_exec_flush(struct vhca_dev *vdev, struct vhca_qp *qp,
+			   const struct vhca_swqe *w)
+{
+	struct vhca_qp *peer = vhca_peer(vdev, qp);
+
+	if (!peer)
+		return IB_WC_RETRY_EXC_ERR;
+	return vhca_flush(peer, w->flush.rkey, w->flush.remote_addr,
+			  w->flush.length, w->flush.type, w->flush.level);
+}
+
+/*
  * The 40-byte GRH slot of a UD receive, as RoCEv2 puts it there: an IPv6
  * header, or 20 bytes of zeroes and then an IPv4 header.  Returns the
  * network type, or 0 if the source GID does not exist.
@@ -733,10 +748,12 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 	if (vhca_wr_is(w->opcode, VHCA_OPF_LOCAL))
 		return vhca_wqe_local(vdev, qp, w);
-	/* the atomics, as the table allows */
+	/* the atomics and FLUSH, as the table allows */
 	rcu_read_lock();
 	if (vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE))
 		status = vhca_exec_atomic_write(vdev, qp, w);
+	else if (vhca_wr_is(w->opcode, VHCA_OPF_FLUSH))
+		status = vhca_exec_flush(vdev, qp, w);
 	else
 		status = vhca_exec_atomic(vdev, qp, w, sseg);
 	rcu_read_unlock();

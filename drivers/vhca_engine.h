@@ -12,8 +12,9 @@ enum {
 	VHCA_OPF_DATA_OUT	= 1 << 0,	/* its SGEs, or inline bytes, are sent */
 	VHCA_OPF_REMOTE		= 1 << 1,	/* names remote memory by rkey */
 	/*
-	 * a READ, atomic or ATOMIC WRITE: counts against max_rd_atomic, is
-	 * answered by the responder's resources, done by its response
+	 * a READ, atomic, ATOMIC WRITE or FLUSH: counts against
+	 * max_rd_atomic, is answered by the responder's resources, done by
+	 * its response
 	 */
 	VHCA_OPF_RD_ATOMIC	= 1 << 2,
 	VHCA_OPF_IMM		= 1 << 3,	/* carries immediate data */
@@ -25,6 +26,12 @@ enum {
 	VHCA_OPF_ATOMIC		= 1 << 9,	/* an atomic */
 	VHCA_OPF_INV		= 1 << 10,	/* invalidates the responder's rkey */
 	VHCA_OPF_ATOMIC_WRITE	= 1 << 11,	/* stores 8 bytes at once */
+	VHCA_OPF_FLUSH		= 1 << 12,	/* makes placed data visible */
+	/*
+	 * answered by a READ response of no bytes, which an ACK of a later
+	 * PSN stands for (rxe's requester takes either)
+	 */
+	VHCA_OPF_EMPTY_RESP	= 1 << 13,
 };
 
 /**
@@ -130,6 +137,17 @@ int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
 bool vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
 		 u64 swap, u64 *orig);
 bool vhca_atomic_store(struct vhca_mr *mr, u64 va, u64 val);
+#ifdef VHCA_FLUSH
+int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len, u8 type,
+	       u8 level);
+#else
+/* a kernel whose verbs have no FLUSH: the device does not offer it */
+static inline int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len,
+			     u8 type, u8 level)
+{
+	return IB_WC_REM_INV_REQ_ERR;
+}
+#endif
 unsigned long vhca_rnr_jiffies(u8 timer);
 
 /* vhca_engine.c: the send rings, and the same-host path */

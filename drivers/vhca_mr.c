@@ -20,7 +20,8 @@
  */
 #define VHCA_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			IB_ACCESS_RELAXED_ORDERING | IB_ACCESS_MW_BIND)
+			IB_ACCESS_RELAXED_ORDERING | IB_ACCESS_MW_BIND | \
+			VHCA_ACCESS_FLUSH_GLOBAL)
 
 /* A key's entry if @key is valid and it grants @access in @pd. */
 static struct vhca_mr *vhca_key_get(struct vhca_dev *vdev, u32 key,
@@ -96,15 +97,37 @@ struct vhca_mr *vhca_mr_find_remote(struct vhca_dev *vdev, u32 key,
 				    const struct vhca_qp *qp, int access,
 				    u64 va, u32 len)
 {
-	struct vhca_mr *mr = vhca_key_get(vdev, key, qp->ibqp.pd, access, va,
-					  len);
+	struct vhca_mr *mr;
+
+	if (va + len < va)
+		return NULL;
+	mr = vhca_mr_find_remote_whole(vdev, key, qp, access);
+	return mr && vhca_key_covers(mr, va, len) ? mr : NULL;
+}
+
+/**
+ * vhca_mr_find_remote_whole() - the MR or window a request names as a whole
+ * @vdev: the device
+ * @key: the rkey a request carried
+ * @qp: the QP the request arrived on
+ * @access: what the request needs of it
+ *
+ * As vhca_mr_find_remote(), for a request that names no range in it: a
+ * FLUSH of selectivity level IB_FLUSH_MR.  Caller holds rcu_read_lock().
+ *
+ * Return: the entry, or NULL.
+ */
+struct vhca_mr *vhca_mr_find_remote_whole(struct vhca_dev *vdev, u32 key,
+					  const struct vhca_qp *qp, int access)
+{
+	struct vhca_mr *mr = vhca_key_get(vdev, key, qp->ibqp.pd, access, 0, 0);
 
 	if (!mr)
 		return NULL;
 	if (mr->type == VHCA_MR_MW && mr->mw_type == IB_MW_TYPE_2 &&
 	    READ_ONCE(mr->qp_uid) != qp->uid)
 		return NULL;
-	return vhca_key_covers(mr, va, len) ? mr : NULL;
+	return mr;
 }
 
 /**

@@ -281,7 +281,7 @@ void vhca_net_drain(struct vhca_qp *qp)
  * @payload: where they go
  *
  * The skb has room in front for UDP, IP and the link layer, and holds the
- * BTH, then DETH, RETH and ImmDt as @h asks (in the IBA's order), the
+ * BTH, then DETH, FETH, RETH and ImmDt as @h asks (in the IBA's order), the
  * payload, the pad and the ICRC.  Any context.
  *
  * Return: the skb, or NULL if there is no memory (the packet is lost).
@@ -297,6 +297,7 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 	head = LL_RESERVED_SPACE(vdev->ndev) + sizeof(struct ipv6hdr) +
 	       sizeof(struct udphdr);
 	size = sizeof(*bth) + (h->has_deth ? sizeof(struct vhca_deth) : 0) +
+	       (h->has_feth ? sizeof(__be32) : 0) +
 	       (h->has_reth ? sizeof(struct vhca_reth) : 0) +
 	       (h->has_atomic ? sizeof(struct vhca_atomic_eth) : 0) +
 	       (h->has_imm ? 4 : 0) +
@@ -320,6 +321,8 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 		deth->qkey = htonl(h->qkey);
 		deth->sqp = htonl(h->sqpn & VHCA_BTH_QPN_MASK);
 	}
+	if (h->has_feth)
+		put_unaligned_be32(h->feth, skb_put(skb, sizeof(__be32)));
 	if (h->has_reth) {
 		struct vhca_reth *reth = skb_put(skb, sizeof(*reth));
 
@@ -346,6 +349,10 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 		put_unaligned_be64(h->orig, skb_put(skb, 8));
 	*payload = skb_put(skb, len);
 	skb_put_zero(skb, pad + VHCA_ICRC_SIZE);
+	/* the ICRC's slot says which ICRC goes there, until it does */
+	if (h->rxe_icrc)
+		put_unaligned(VHCA_ICRC_RXE_MARK,
+			      (u32 *)(skb_tail_pointer(skb) - VHCA_ICRC_SIZE));
 	return skb;
 }
 
@@ -395,13 +402,21 @@ bool vhca_net_on_path(const struct sk_buff *skb, const struct vhca_av *av,
 	return false;
 }
 
+/*
+ * The ICRC, into the slot vhca_net_alloc() left: IBA's, or rxe's for a
+ * FLUSH whose slot holds VHCA_ICRC_RXE_MARK.
+ */
 static void vhca_put_icrc(struct sk_buff *skb)
 {
-	u32 len = skb_tail_pointer(skb) - skb_network_header(skb) -
-		  VHCA_ICRC_SIZE;
-	__le32 icrc = cpu_to_le32(vhca_icrc(skb_network_header(skb), len));
+	u8 *slot = skb_tail_pointer(skb) - VHCA_ICRC_SIZE;
+	u32 len = slot - skb_network_header(skb);
+	__le32 icrc;
 
-	memcpy(skb_tail_pointer(skb) - VHCA_ICRC_SIZE, &icrc, sizeof(icrc));
+	if (get_unaligned((u32 *)slot) == VHCA_ICRC_RXE_MARK)
+		icrc = cpu_to_le32(vhca_icrc_rxe(skb_network_header(skb), len));
+	else
+		icrc = cpu_to_le32(vhca_icrc(skb_network_header(skb), len));
+	memcpy(slot, &icrc, sizeof(icrc));
 }
 
 static struct udphdr *vhca_push_udp(struct sk_buff *skb, u16 sport)

@@ -77,8 +77,8 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 
 /*
  * A UC or RC request for @vdev, laid out like vhca_recv_ud()'s: its
- * extension headers in the IBA's order, RETH or AtomicETH, then ImmDt or
- * IETH.  Returns false to drop it as malformed.
+ * extension headers in the IBA's order, FETH, RETH or AtomicETH, then
+ * ImmDt or IETH.  Returns false to drop it as malformed.
  */
 static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
 			  const struct vhca_bth *bth, u32 pkt, bool ce)
@@ -92,6 +92,10 @@ static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
 	m.op = bth->opcode & ~VHCA_OP_CLASS_MASK;
 	m.flags = pkt;
 	m.rc = (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC;
+	if (pkt & VHCA_PKT_FETH) {
+		m.feth = get_unaligned_be32(p);
+		p += sizeof(__be32);
+	}
 	if (pkt & VHCA_PKT_RETH) {
 		const struct vhca_reth *reth = (const void *)p;
 
@@ -148,13 +152,16 @@ static void vhca_recv_roce(struct vhca_dev *vdev, struct sk_buff *skb)
 	l3_len = skb_tail_pointer(skb) - skb_network_header(skb) -
 		 VHCA_ICRC_SIZE;
 	icrc = get_unaligned_le32(skb_tail_pointer(skb) - VHCA_ICRC_SIZE);
-	if (icrc != vhca_icrc(skb_network_header(skb), l3_len)) {
+	bth = (const struct vhca_bth *)(skb->data + sizeof(struct udphdr));
+	/* a FLUSH from rxe carries rxe's ICRC (vhca_icrc_rxe()) */
+	if (icrc != vhca_icrc(skb_network_header(skb), l3_len) &&
+	    (bth->opcode != (VHCA_OP_RC | VHCA_OP_FLUSH) ||
+	     icrc != vhca_icrc_rxe(skb_network_header(skb), l3_len))) {
 		vhca_count(vdev, VHCA_CNT_RCVD_BAD_ICRC);
 		goto out;
 	}
 	ce = INET_ECN_is_ce(skb->protocol == htons(ETH_P_IP) ?
 			    ip_hdr(skb)->tos : ipv6_get_dsfield(ipv6_hdr(skb)));
-	bth = (const struct vhca_bth *)(skb->data + sizeof(struct udphdr));
 	if (bth->flags & VHCA_BTH_TVER_MASK ||
 	    (ntohs(bth->pkey) & 0x7fff) != 0x7fff) {
 		vhca_count(vdev, VHCA_CNT_RCVD_BAD_HDR);

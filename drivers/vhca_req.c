@@ -657,10 +657,10 @@ static struct vhca_req_wqe *vhca_req_advance(struct vhca_qp *qp, u32 psn,
 		e = &qp->req.fl[qp->sq_cons & VHCA_RC_FL_MASK];
 		d = vhca_psn_diff(psn, e->psn + e->npkts - 1);
 		/*
-		 * An ATOMIC WRITE returns nothing: an ACK of it, or of
-		 * anything after it, says it is done, as for a WRITE.
+		 * An ATOMIC WRITE or FLUSH returns nothing: an ACK of it, or
+		 * of anything after it, says it is done, as for a WRITE.
 		 */
-		if (vhca_wr_is(e->opcode, VHCA_OPF_ATOMIC_WRITE) &&
+		if (vhca_wr_is(e->opcode, VHCA_OPF_EMPTY_RESP) &&
 		    (d > 0 || (!d && through)))
 			e->got = e->npkts;
 		if (vhca_wr_is(e->opcode, VHCA_OPF_RD_ATOMIC)) {
@@ -835,6 +835,47 @@ static void vhca_req_ask_atomic(struct vhca_qp *qp, const struct vhca_req_wqe *e
 }
 
 /*
+ * Ask for FLUSH @e (WQE @w): a FETH with the placement type and
+ * selectivity level the process gave, its reserved bits zero, and a RETH;
+ * no payload.  The responder judges the values.  rxe drops a FLUSH with
+ * IBA's ICRC, and an IBA responder one with rxe's (vhca_icrc_rxe()): the
+ * form this QP last had answered goes first, the other when it goes
+ * again (vhca_req_resume()).
+ */
+static void vhca_req_ask_flush(struct vhca_qp *qp, const struct vhca_req_wqe *e,
+			       const struct vhca_swqe *w)
+{
+	struct vhca_tx_hdr h = {
+		.opcode = VHCA_OP_RC | VHCA_OP_FLUSH,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = e->psn,
+		.ackreq = true,
+		.has_feth = true,
+		.feth = (w->flush.type & VHCA_FETH_PLT_MASK) |
+			((w->flush.level << VHCA_FETH_SEL_SHIFT) &
+			 VHCA_FETH_SEL_MASK),
+		.has_reth = true,
+		.va = w->flush.remote_addr,
+		.rkey = w->flush.rkey,
+		.dmalen = w->flush.length,
+		.rxe_icrc = qp->req.flush_rxe,
+	};
+
+	vhca_req_went(qp, h.psn, 1, e->psn + 1);
+	vhca_req_request(qp, &h, NULL, 0);
+}
+
+/* Ask for atomic, ATOMIC WRITE or FLUSH @e (WQE @w): one packet. */
+static void vhca_req_ask_one(struct vhca_qp *qp, const struct vhca_req_wqe *e,
+			     const struct vhca_swqe *w)
+{
+	if (vhca_wr_is(w->opcode, VHCA_OPF_FLUSH))
+		vhca_req_ask_flush(qp, e, w);
+	else
+		vhca_req_ask_atomic(qp, e, w);
+}
+
+/*
  * A READ or atomic going again after a rewind (WQE @w of @len bytes, its
  * record @e): it keeps the responses it got and asks only for the rest,
  * or for nothing once they are all in.  Asking for a READ from its start
@@ -856,7 +897,10 @@ static bool vhca_req_resume(struct vhca_qp *qp, struct vhca_req_wqe *e,
 			e->asked = e->got;	/* the gaps before are asked for */
 			vhca_req_ask_read(qp, e, w);
 		} else {
-			vhca_req_ask_atomic(qp, e, w);
+			/* unanswered: perhaps its ICRC was not the peer's */
+			if (vhca_wr_is(e->opcode, VHCA_OPF_FLUSH))
+				qp->req.flush_rxe = !qp->req.flush_rxe;
+			vhca_req_ask_one(qp, e, w);
 		}
 	}
 	return true;
@@ -897,7 +941,7 @@ static bool vhca_req_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 		return false;
 	}
 	e = &qp->req.fl[idx & VHCA_RC_FL_MASK];
-	if (vhca_wr_is(e->opcode, VHCA_OPF_ATOMIC_WRITE) && !cb->len &&
+	if (vhca_wr_is(e->opcode, VHCA_OPF_EMPTY_RESP) && !cb->len &&
 	    (cb->flags & VHCA_PKT_FIRST) && end) {
 		e->got = e->npkts;	/* the response of no bytes it earns */
 		return true;
@@ -1040,22 +1084,26 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	struct vhca_req_wqe *e = &qp->req.fl[qp->req.next & VHCA_RC_FL_MASK];
 	bool rd = vhca_wr_is(w->opcode, VHCA_OPF_READ);
 	bool aw = vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE);
-	/* an ATOMIC WRITE goes as an atomic does, its data in the WQE */
-	bool at = aw || vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC);
+	bool fl = vhca_wr_is(w->opcode, VHCA_OPF_FLUSH);
+	/*
+	 * An ATOMIC WRITE goes as an atomic does, its data in the WQE, and
+	 * so does a FLUSH, which has none: one packet, answered
+	 */
+	bool at = aw || fl || vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC);
 	struct vhca_seg *sseg = qp->seg;
 	u32 skip = qp->req.skip;	/* for this WQE alone */
 	struct vhca_cursor src;
 	unsigned int ns;
-	s64 len = sizeof(u64);
+	s64 len = fl ? 0 : sizeof(u64);
 
 	qp->req.skip = 0;
 	qp->req.partial = false;	/* until vhca_req_data() says */
-	if (!aw)
+	if (!aw && !fl)
 		len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
 				      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
 	if (len < 0)
 		return -len;
-	if (at && len != sizeof(u64))
+	if (at && !fl && len != sizeof(u64))
 		return IB_WC_LOC_LEN_ERR;
 
 	/* nothing else on the wire, and not going again: nothing is acked */
@@ -1081,7 +1129,7 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		vhca_req_ask_read(qp, e, w);
 	} else if (at) {
 		e->npkts = 1;
-		vhca_req_ask_atomic(qp, e, w);
+		vhca_req_ask_one(qp, e, w);
 	} else {
 		src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 		e->npkts = vhca_req_npkts(vdev, qp, len);

@@ -175,6 +175,12 @@ static void vhca_resp_nak(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
 #define VHCA_CNP_GAP	(HZ / 100 ?: 1)
 
 /*
+ * Requests executed once and answered from the results the responder
+ * keeps (struct vhca_atomic_res), a duplicate with them again.
+ */
+#define VHCA_PKT_RES	(VHCA_PKT_ATOMIC | VHCA_PKT_ATOMIC_WRITE | VHCA_PKT_FLUSH)
+
+/*
  * A request that a queue on the way marked Congestion Experienced: tell
  * the requester with a CNP (annex A17.9.3), the BECN set, its DestQP the
  * requester's QP.  Caller holds qp->resp.lock.
@@ -537,16 +543,17 @@ static int vhca_resp_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
- * What answers an atomic or ATOMIC WRITE, first time or again: an atomic
- * ACK with the original value, or for an ATOMIC WRITE a READ response of
- * no bytes, as rxe sends; vhca's requester takes that or an ACK.
+ * What answers an atomic, ATOMIC WRITE or FLUSH, first time or again: an
+ * atomic ACK with the original value, or for the other two a READ
+ * response of no bytes, as rxe sends; vhca's requester takes that or an
+ * ACK.
  */
 static void vhca_resp_atomic_ack(struct vhca_dev *vdev, struct vhca_qp *qp,
 				 const struct vhca_atomic_res *res)
 {
-	vhca_resp_ack(vdev, qp, res->write ? VHCA_OP_READ_RESP_ONLY :
-			  VHCA_OP_ATOMIC_ACK, res->psn, VHCA_AETH_NO_CREDITS,
-		      res->orig);
+	vhca_resp_ack(vdev, qp, res->kind == VHCA_PKT_ATOMIC ?
+			  VHCA_OP_ATOMIC_ACK : VHCA_OP_READ_RESP_ONLY,
+		      res->psn, VHCA_AETH_NO_CREDITS, res->orig);
 }
 
 /*
@@ -568,11 +575,10 @@ static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 			vhca_count_qp(qp, VHCA_CNT_RCVD_UNEXPECTED);
 		return;
 	}
-	if (m->flags & (VHCA_PKT_ATOMIC | VHCA_PKT_ATOMIC_WRITE)) {
+	if (m->flags & VHCA_PKT_RES) {
 		for (i = 0; i < VHCA_RC_ATOMIC_RES; i++) {
 			if (r->atomic[i].valid && r->atomic[i].psn == m->psn &&
-			    r->atomic[i].write ==
-			    !!(m->flags & VHCA_PKT_ATOMIC_WRITE)) {
+			    r->atomic[i].kind == (m->flags & VHCA_PKT_RES)) {
 				vhca_resp_atomic_ack(vdev, qp, &r->atomic[i]);
 				return;
 			}
@@ -594,6 +600,25 @@ static u8 vhca_resp_nak_code(int status)
 	default:
 		return VHCA_NAK_INV_REQ;
 	}
+}
+
+/*
+ * Execute a FLUSH request (vhca_flush()): no payload, and a FETH with
+ * nothing in its reserved bits.  It takes a responder resource, as an
+ * ATOMIC WRITE does, so a duplicate is answered from it; it does not need
+ * max_dest_rd_atomic, as rxe's responder does not (nor does rxe's
+ * requester count it in max_rd_atomic).  Returns a NAK code, or -1.
+ */
+static int vhca_resp_flush(struct vhca_qp *qp, const struct vhca_conn_msg *m)
+{
+	int status;
+
+	if (m->len || m->feth & ~(VHCA_FETH_PLT_MASK | VHCA_FETH_SEL_MASK))
+		return VHCA_NAK_INV_REQ;
+	status = vhca_flush(qp, m->rkey, m->va, m->dmalen,
+			    m->feth & VHCA_FETH_PLT_MASK,
+			    (m->feth & VHCA_FETH_SEL_MASK) >> VHCA_FETH_SEL_SHIFT);
+	return status == IB_WC_SUCCESS ? -1 : vhca_resp_nak_code(status);
 }
 
 /*
@@ -624,20 +649,24 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 		r->epsn = (m->psn + npkts) & VHCA_BTH_PSN_MASK;
 		return;
 	}
-	if (m->flags & (VHCA_PKT_ATOMIC | VHCA_PKT_ATOMIC_WRITE)) {
-		bool aw = m->flags & VHCA_PKT_ATOMIC_WRITE;
+	if (m->flags & VHCA_PKT_RES) {
+		u32 kind = m->flags & VHCA_PKT_RES;
 		struct vhca_atomic_res *res = &r->atomic[r->atomic_next];
 
 		orig = 0;
-		nak = aw ? vhca_resp_atomic_write(vdev, qp, m) :
-			   vhca_resp_atomic(vdev, qp, m, &orig);
+		if (kind == VHCA_PKT_ATOMIC_WRITE)
+			nak = vhca_resp_atomic_write(vdev, qp, m);
+		else if (kind == VHCA_PKT_FLUSH)
+			nak = vhca_resp_flush(qp, m);
+		else
+			nak = vhca_resp_atomic(vdev, qp, m, &orig);
 		if (nak >= 0) {
 			vhca_resp_nak(vdev, qp, m->psn, nak);
 			return;
 		}
 		r->msn++;
 		*res = (struct vhca_atomic_res){
-			.valid = true, .write = aw, .psn = m->psn, .orig = orig,
+			.valid = true, .kind = kind, .psn = m->psn, .orig = orig,
 		};
 		r->atomic_next = (r->atomic_next + 1) % VHCA_RC_ATOMIC_RES;
 		r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;

@@ -62,6 +62,8 @@ const u32 vhca_pkt_ops[256] = {
 		VHCA_PKT_S | VHCA_PKT_LAST | VHCA_PKT_INV,
 	[VHCA_OP_RC | VHCA_OP_SEND_ONLY_INV] =
 		VHCA_PKT_S | VHCA_PKT_ONLY | VHCA_PKT_INV,
+	[VHCA_OP_RC | VHCA_OP_FLUSH] =
+		VHCA_PKT_FLUSH | VHCA_PKT_ONLY | VHCA_PKT_FETH | VHCA_PKT_RETH,
 	[VHCA_OP_RC | VHCA_OP_ATOMIC_WRITE] =
 		VHCA_PKT_ATOMIC_WRITE | VHCA_PKT_PAYLOAD | VHCA_PKT_ONLY |
 		  VHCA_PKT_RETH,
@@ -93,18 +95,11 @@ const u32 vhca_pkt_ops[256] = {
 /* crc32_le(~0, 8 bytes of 0xff): the masked LRH stand-in, done once. */
 #define VHCA_ICRC_SEED	0xdebb20e3
 
-/**
- * vhca_icrc() - the invariant CRC of a RoCEv2 packet
- * @l3: the packet's IP header (IPv4 without options, or IPv6)
- * @len: bytes from @l3 to the end of the pad, the ICRC itself excluded
- *
- * The caller has checked that @len covers the IP, UDP and base transport
- * headers.  The wire carries the result least significant byte first
- * (cpu_to_le32()).
- *
- * Return: the ICRC.
+/*
+ * The CRC of vhca_icrc() before its final inversion, and in *@bth_off
+ * where the BTH starts.
  */
-u32 vhca_icrc(const void *l3, u32 len)
+static u32 vhca_icrc_state(const void *l3, u32 len, u32 *bth_off)
 {
 	u8 hdr[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
 	       sizeof(struct vhca_bth)];
@@ -138,7 +133,45 @@ u32 vhca_icrc(const void *l3, u32 len)
 	bth->qpn |= htonl(~VHCA_BTH_QPN_MASK);
 
 	crc = crc32_le(VHCA_ICRC_SEED, hdr, n);
-	crc = crc32_le(crc, p + n, len - n);
-	return ~crc;
+	*bth_off = ip_len + sizeof(*udp);
+	return crc32_le(crc, p + n, len - n);
+}
+
+/**
+ * vhca_icrc() - the invariant CRC of a RoCEv2 packet
+ * @l3: the packet's IP header (IPv4 without options, or IPv6)
+ * @len: bytes from @l3 to the end of the pad, the ICRC itself excluded
+ *
+ * The caller has checked that @len covers the IP, UDP and base transport
+ * headers.  The wire carries the result least significant byte first
+ * (cpu_to_le32()).
+ *
+ * Return: the ICRC.
+ */
+u32 vhca_icrc(const void *l3, u32 len)
+{
+	u32 bth_off;
+
+	return ~vhca_icrc_state(l3, len, &bth_off);
 }
 EXPORT_SYMBOL_IF_KUNIT(vhca_icrc);
+
+/**
+ * vhca_icrc_rxe() - the ICRC Linux's rxe puts on, and wants of, a FLUSH
+ * @l3: as for vhca_icrc()
+ * @len: as for vhca_icrc()
+ *
+ * rxe's opcode table has no payload offset for FLUSH (Linux 6.2 to 7.3
+ * at least), so the payload its ICRC goes on over is the packet from the
+ * BTH on: the BTH, FETH and RETH a second time, as they are.  IBA's ICRC
+ * (vhca_icrc()) fails rxe's check, and rxe's fails IBA's.
+ *
+ * Return: that CRC.
+ */
+u32 vhca_icrc_rxe(const void *l3, u32 len)
+{
+	u32 bth_off, crc = vhca_icrc_state(l3, len, &bth_off);
+
+	return ~crc32_le(crc, (const u8 *)l3 + bth_off, len - bth_off);
+}
+EXPORT_SYMBOL_IF_KUNIT(vhca_icrc_rxe);

@@ -101,6 +101,7 @@ enum {
 	VHCA_OP_FETCH_ADD		= 0x14,
 	VHCA_OP_SEND_LAST_INV		= 0x16,
 	VHCA_OP_SEND_ONLY_INV		= 0x17,
+	VHCA_OP_FLUSH			= 0x1c,
 	VHCA_OP_ATOMIC_WRITE		= 0x1d,
 	VHCA_OP_UD_SEND_ONLY		= 0x64,
 	VHCA_OP_UD_SEND_ONLY_IMM	= 0x65,
@@ -133,14 +134,26 @@ enum {
 	VHCA_PKT_CNP		= 1 << 15,
 	/* an ATOMIC WRITE: a RETH and 8 bytes stored at once (annex A19) */
 	VHCA_PKT_ATOMIC_WRITE	= 1 << 16,
+	VHCA_PKT_FLUSH		= 1 << 17,	/* a FLUSH (annex A19) */
+	VHCA_PKT_FETH		= 1 << 18,	/* its FETH, before the RETH */
 };
+
+/*
+ * The FLUSH extended transport header: the placement type (IB_FLUSH_*
+ * bits) and the selectivity level (IB_FLUSH_RANGE or IB_FLUSH_MR) in its
+ * low byte; the rest is reserved, sent as zeroes.
+ */
+#define VHCA_FETH_PLT_MASK	0x0f
+#define VHCA_FETH_SEL_SHIFT	4
+#define VHCA_FETH_SEL_MASK	0x30
 
 extern const u32 vhca_pkt_ops[256];
 
 /* Bytes of the extension headers a packet with VHCA_PKT_* @f has. */
 static inline u32 vhca_pkt_hlen(u32 f)
 {
-	return (f & VHCA_PKT_RETH ? sizeof(struct vhca_reth) : 0) +
+	return (f & VHCA_PKT_FETH ? sizeof(__be32) : 0) +
+	       (f & VHCA_PKT_RETH ? sizeof(struct vhca_reth) : 0) +
 	       (f & VHCA_PKT_AETH ? sizeof(struct vhca_aeth) : 0) +
 	       (f & VHCA_PKT_ATMETH ? sizeof(struct vhca_atomic_eth) : 0) +
 	       (f & VHCA_PKT_ATMACK ? sizeof(u64) : 0) +
@@ -161,5 +174,8 @@ static inline s32 vhca_psn_diff(u32 a, u32 b)
 }
 
 u32 vhca_icrc(const void *l3, u32 len);
+u32 vhca_icrc_rxe(const void *l3, u32 len);
+/* vhca_net_alloc() to vhca_put_icrc(): rxe's ICRC goes in this slot */
+#define VHCA_ICRC_RXE_MARK	0xffffffffu
 
 #endif /* VHCA_ROCE_H */

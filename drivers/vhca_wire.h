@@ -18,6 +18,9 @@ struct vhca_tx_hdr {
 	u32 qkey;
 	u32 sqpn;
 	bool becn;
+	bool has_feth;		/* a FLUSH's FETH, before the RETH */
+	u32 feth;
+	bool rxe_icrc;		/* with rxe's ICRC for a FLUSH (vhca_icrc_rxe()) */
 	bool has_reth;		/* or the AtomicETH, with @swap and @compare */
 	bool has_atomic;
 	u64 va;
@@ -43,6 +46,7 @@ struct vhca_conn_msg {
 	bool ce;	/* its IP header's ECN field says Congestion Experienced */
 	u32 dqpn;
 	u32 psn;
+	u32 feth;	/* a FLUSH's */
 	u64 va;
 	u32 rkey;
 	u32 dmalen;

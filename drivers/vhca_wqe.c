@@ -65,8 +65,21 @@ const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS] = {
 	[IB_UVERBS_WR_ATOMIC_WRITE] = {
 		.qpts = VHCA_QPT(RC),
 		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC |
-			 VHCA_OPF_ATOMIC_WRITE,
+			 VHCA_OPF_ATOMIC_WRITE | VHCA_OPF_EMPTY_RESP,
 		.wc = IB_WC_ATOMIC_WRITE,
+	},
+#endif
+#ifdef VHCA_FLUSH
+	/*
+	 * no data either way; posted by user QPs only, as the kernel's verbs
+	 * have no work request carrying a FLUSH's fields (vhca_kverbs.c
+	 * refuses IB_WR_FLUSH)
+	 */
+	[IB_UVERBS_WR_FLUSH] = {
+		.qpts = VHCA_QPT(RC),
+		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_FLUSH |
+			 VHCA_OPF_EMPTY_RESP,
+		.wc = IB_WC_FLUSH,
 	},
 #endif
 	[IB_UVERBS_WR_LOCAL_INV] = {
@@ -616,3 +629,56 @@ bool vhca_atomic_store(struct vhca_mr *mr, u64 va, u64 val)
 	vhca_mr_unmap(mr, p);
 	return true;
 }
+
+#ifdef VHCA_FLUSH
+/**
+ * vhca_flush() - what a FLUSH does at its responder (IBA 1.5)
+ * @qp: the responder's QP
+ * @rkey: the rkey its RETH names
+ * @va: the first byte of the range (IB_FLUSH_RANGE)
+ * @len: the range's bytes, 2^31 at most
+ * @type: its placement type: IB_FLUSH_GLOBAL and/or IB_FLUSH_PERSISTENT
+ * @level: its selectivity level: IB_FLUSH_RANGE, or IB_FLUSH_MR for the
+ *	whole of the MR whatever @va and @len say
+ *
+ * The QP must grant the IB_ACCESS_FLUSH_* of each type asked, and the MR
+ * (or window) too, over the range.  No vhca MR grants persistence (the
+ * device does not offer it, and the core refuses an MR that asks), so a
+ * persistent FLUSH fails on the key, as it does on an rxe MR that is not
+ * persistent memory.  Visibility is what is left: vhca places data with
+ * the CPU's stores, which every CPU sees once they are done; what a FLUSH
+ * adds is order, that the stores of the requests before it, on whatever
+ * CPU placed them, are done before its response says so.  Caller holds
+ * rcu_read_lock().
+ *
+ * Return: IB_WC_SUCCESS; IB_WC_REM_INV_REQ_ERR for a placement type or
+ * level that is no IBA value, or one the QP does not grant; or
+ * IB_WC_REM_ACCESS_ERR for a key that does not grant it where asked.
+ */
+int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len, u8 type,
+	       u8 level)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	int access = 0;
+	struct vhca_mr *mr;
+
+	if (!type || type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT) ||
+	    level > IB_FLUSH_MR || len > SZ_2G)
+		return IB_WC_REM_INV_REQ_ERR;
+	if (type & IB_FLUSH_GLOBAL)
+		access |= IB_ACCESS_FLUSH_GLOBAL;
+	if (type & IB_FLUSH_PERSISTENT)
+		access |= IB_ACCESS_FLUSH_PERSISTENT;
+	if ((READ_ONCE(qp->attr.qp_access_flags) & access) != access)
+		return IB_WC_REM_INV_REQ_ERR;
+	if (level == IB_FLUSH_MR)
+		mr = vhca_mr_find_remote_whole(vdev, rkey, qp, access);
+	else
+		mr = vhca_mr_find_remote(vdev, rkey, qp, access, va, len);
+	if (!mr)
+		return IB_WC_REM_ACCESS_ERR;
+	/* the stores before, on any CPU, are done before the response */
+	smp_mb();
+	return IB_WC_SUCCESS;
+}
+#endif

@@ -344,9 +344,82 @@ static void wqe_opcodes(struct kunit *test)
 					VHCA_SWQE_F_INLINE), bad);
 	KUNIT_EXPECT_TRUE(test, vhca_wr_is(IB_UVERBS_WR_ATOMIC_WRITE,
 					   VHCA_OPF_RD_ATOMIC));
+#ifdef VHCA_FLUSH
+	/*
+	 * FLUSH: RC only, no data, so never inline; counted as a READ, and
+	 * answered by a READ response of no bytes
+	 */
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_FLUSH, 0), 0);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_UC, true, IB_UVERBS_WR_FLUSH, 0), bad);
+	KUNIT_EXPECT_EQ(test, wqe_check(IB_QPT_RC, true, IB_UVERBS_WR_FLUSH,
+					VHCA_SWQE_F_INLINE), bad);
+	KUNIT_EXPECT_TRUE(test, vhca_wr_is(IB_UVERBS_WR_FLUSH,
+					   VHCA_OPF_RD_ATOMIC | VHCA_OPF_EMPTY_RESP));
+	KUNIT_EXPECT_FALSE(test, vhca_wr_is(IB_UVERBS_WR_FLUSH,
+					    VHCA_OPF_DATA_OUT));
+#endif
 	KUNIT_EXPECT_NULL(test, vhca_wr_op(IB_UVERBS_WR_TSO));
 	KUNIT_EXPECT_NULL(test, vhca_wr_op(0xff));
 }
+
+#ifdef VHCA_FLUSH
+/*
+ * FLUSH at its responder: the FETH's values, the QP's grant, then the
+ * key's, over the range or the whole MR.
+ */
+static void flush_checks(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+	const u8 g = IB_FLUSH_GLOBAL, p = IB_FLUSH_PERSISTENT;
+	const u8 r = IB_FLUSH_RANGE, m = IB_FLUSH_MR;
+	struct vhca_qp *qp = &f->qp;
+
+	qp->ibqp.device = &f->vdev.ibdev;
+	f->other_qp.ibqp.device = &f->vdev.ibdev;
+	qp->attr.qp_access_flags = IB_ACCESS_FLUSH_GLOBAL |
+				   IB_ACCESS_FLUSH_PERSISTENT;
+	f->other_qp.attr.qp_access_flags = qp->attr.qp_access_flags;
+	rcu_read_lock();
+	/* the MR does not grant it yet */
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 16, g, r),
+			IB_WC_REM_ACCESS_ERR);
+	f->mr.access |= IB_ACCESS_FLUSH_GLOBAL;
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 16, g, r), 0);
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 0x2000, g, r), 0);
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x12000, 0, g, r), 0);
+	/* a range reaching past either end */
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x11ff8, 16, g, r),
+			IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0xfff8, 16, g, r),
+			IB_WC_REM_ACCESS_ERR);
+	/* the whole MR: address and length are not looked at */
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0, SZ_1G, g, m), 0);
+	/* no vhca MR grants persistence */
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 16, p, r),
+			IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 16, g | p, m),
+			IB_WC_REM_ACCESS_ERR);
+	/* values the IBA does not have */
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 16, 0, r),
+			IB_WC_REM_INV_REQ_ERR);
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 16, g | 4, r),
+			IB_WC_REM_INV_REQ_ERR);
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 16, g, 2),
+			IB_WC_REM_INV_REQ_ERR);
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0, SZ_2G + 1, g, m),
+			IB_WC_REM_INV_REQ_ERR);
+	/* a stale key; another PD's QP */
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key ^ 1, 0x10000, 16, g, m),
+			IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(test, vhca_flush(&f->other_qp, f->key, 0x10000, 16, g,
+					 m), IB_WC_REM_ACCESS_ERR);
+	/* the QP must grant the type */
+	qp->attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE;
+	KUNIT_EXPECT_EQ(test, vhca_flush(qp, f->key, 0x10000, 16, g, r),
+			IB_WC_REM_INV_REQ_ERR);
+	rcu_read_unlock();
+}
+#endif
 
 /* A READ batch holds an MR: invalidation waits; a late batch backs off. */
 static void mr_readers(struct kunit *test)
@@ -506,6 +579,9 @@ static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(segs_hold),
 	KUNIT_CASE(mw_keys),
 	KUNIT_CASE(atomic_word),
+#ifdef VHCA_FLUSH
+	KUNIT_CASE(flush_checks),
+#endif
 	{}
 };
 

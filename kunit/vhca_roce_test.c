@@ -102,6 +102,34 @@ static void icrc_ipv6(struct kunit *test)
 }
 
 /*
+ * A FLUSH rxe (Linux 6.12) sent from 10.77.0.1 to 10.77.0.2, as captured
+ * on the wire, and its ICRC: not IBA's, as rxe's CRC covers the BTH, FETH
+ * and RETH twice (vhca_icrc_rxe()).
+ */
+static void icrc_rxe_flush(struct kunit *test)
+{
+	static const u8 pkt[] = {
+		/* IPv4 */
+		0x45, 0x00, 0x00, 0x40, 0x0c, 0x85, 0x40, 0x00, 0x40, 0x11,
+		0x19, 0x8c, 0x0a, 0x4d, 0x00, 0x01, 0x0a, 0x4d, 0x00, 0x02,
+		/* UDP */
+		0xc0, 0x22, 0x12, 0xb7, 0x00, 0x2c, 0x00, 0x00,
+		/* BTH: RC FLUSH to QP 2, PSN 3, AckReq */
+		0x1c, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x02,
+		0x80, 0x00, 0x00, 0x03,
+		/* FETH: global, range */
+		0x00, 0x00, 0x00, 0x01,
+		/* RETH: VA, rkey 0x202, length 3000 */
+		0x00, 0x00, 0x55, 0x79, 0xe8, 0x73, 0xf0, 0x64,
+		0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x0b, 0xb8,
+	};
+	const u32 wire = 0x01f8d560;	/* 60 d5 f8 01, least significant first */
+
+	KUNIT_EXPECT_EQ(test, vhca_icrc_rxe(pkt, sizeof(pkt)), wire);
+	KUNIT_EXPECT_NE(test, vhca_icrc(pkt, sizeof(pkt)), wire);
+}
+
+/*
  * The opcode table against IBA table 38: the extension headers of every
  * opcode vhca speaks (their bytes, which is where the payload starts),
  * and what each packet is.  Opcodes it does not speak have no entry.
@@ -137,19 +165,21 @@ static void pkt_table(struct kunit *test)
 		  VHCA_PKT_SEND | VHCA_PKT_LAST | VHCA_PKT_INV },
 		{ VHCA_OP_RC | VHCA_OP_ATOMIC_WRITE, 16,
 		  VHCA_PKT_ATOMIC_WRITE | VHCA_PKT_PAYLOAD },
+		/* FETH, then RETH; no payload */
+		{ VHCA_OP_RC | VHCA_OP_FLUSH, 20,
+		  VHCA_PKT_FLUSH | VHCA_PKT_FETH | VHCA_PKT_RETH },
 		{ VHCA_OP_UD_SEND_ONLY, 8, VHCA_PKT_SEND | VHCA_PKT_DETH },
 		{ VHCA_OP_UD_SEND_ONLY_IMM, 12, VHCA_PKT_SEND | VHCA_PKT_IMM },
 		{ VHCA_OP_CNP, 0, VHCA_PKT_CNP },
 	};
 	/*
-	 * reserved in RC; READ and atomics in UC; UD's SEND_FIRST; FLUSH,
-	 * which vhca does not have
+	 * reserved in RC; READ, atomics and FLUSH in UC; UD's SEND_FIRST
 	 */
 	static const u8 none[] = { VHCA_OP_RC | 0x15, VHCA_OP_RC | 0x18,
 				   VHCA_OP_UC | VHCA_OP_READ_REQ,
 				   VHCA_OP_UC | VHCA_OP_CMP_SWAP,
 				   VHCA_OP_UC | VHCA_OP_ATOMIC_WRITE,
-				   VHCA_OP_RC | 0x1c, 0x60, 0x80 };
+				   VHCA_OP_UC | VHCA_OP_FLUSH, 0x60, 0x80 };
 	unsigned int i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
@@ -163,7 +193,7 @@ static void pkt_table(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(none); i++)
 		KUNIT_EXPECT_EQ_MSG(test, vhca_pkt_ops[none[i]], 0,
 				    "opcode %#x", none[i]);
-	/* a request is one of five things, and no message part is a CNP */
+	/* a request is one of six things, and no message part is a CNP */
 	for (i = 0; i < 256; i++) {
 		u32 f = vhca_pkt_ops[i];
 
@@ -173,15 +203,17 @@ static void pkt_table(struct kunit *test)
 		if (!(f & (VHCA_PKT_RESP | VHCA_PKT_CNP)))
 			KUNIT_EXPECT_EQ_MSG(test, hweight32(f & (VHCA_PKT_SEND |
 				VHCA_PKT_WRITE | VHCA_PKT_READ |
-				VHCA_PKT_ATOMIC | VHCA_PKT_ATOMIC_WRITE)), 1,
+				VHCA_PKT_ATOMIC | VHCA_PKT_ATOMIC_WRITE |
+				VHCA_PKT_FLUSH)), 1,
 				"opcode %#x", i);
 	}
-	KUNIT_EXPECT_EQ(test, n, 24 + 12 + 2 + 1);	/* RC, UC, UD, CNP */
+	KUNIT_EXPECT_EQ(test, n, 25 + 12 + 2 + 1);	/* RC, UC, UD, CNP */
 }
 
 static struct kunit_case vhca_roce_cases[] = {
 	KUNIT_CASE(icrc_ipv4),
 	KUNIT_CASE(icrc_ipv6),
+	KUNIT_CASE(icrc_rxe_flush),
 	KUNIT_CASE(pkt_table),
 	{}
 };

@@ -158,6 +158,14 @@ struct vhca_rwqe {
  * lie in the WQE, at atomic.remote_addr (8-byte aligned) through
  * atomic.rkey, which must grant remote write, in one store.  It has no
  * SGEs and no inline data, and completes as IB_WC_ATOMIC_WRITE.
+ *
+ * FLUSH (RC, IB_UVERBS_WR_FLUSH) asks the responder to make what was
+ * placed in [flush.remote_addr, + flush.length) of flush.rkey's MR
+ * (flush.level IB_FLUSH_RANGE), or in the whole MR (IB_FLUSH_MR, which
+ * ignores address and length), reach flush.type: IB_FLUSH_GLOBAL
+ * (visible to every reader) and/or IB_FLUSH_PERSISTENT.  The MR must
+ * grant the matching IB_ACCESS_FLUSH_*.  It has no SGEs and no inline
+ * data, and completes as IB_WC_FLUSH.
  */
 
 /*
@@ -208,6 +216,14 @@ struct vhca_swqe {
 			__u32 rkey;
 			__u32 rsvd;
 		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 length;
+			__u8 type;	/* IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT */
+			__u8 level;	/* IB_FLUSH_RANGE or IB_FLUSH_MR */
+			__u8 rsvd[6];
+		} flush;
 		struct {
 			__aligned_u64 remote_addr;
 			__aligned_u64 compare_add;
