@@ -18,6 +18,11 @@
  * copy of ib_user_verbs.h has no name for it.
  */
 #define VHCA_UVERBS_DEVICE_ATOMIC_WRITE	(1ULL << 40)
+/*
+ * IB_UVERBS_DEVICE_FLUSH_GLOBAL, which neither rdma-core 44 nor 56 names
+ * (applications test the bit in device_cap_flags_ex).
+ */
+#define VHCA_UVERBS_DEVICE_FLUSH_GLOBAL	(1ULL << 38)
 
 struct vhca_context {
 	struct verbs_context vctx;
@@ -25,6 +30,7 @@ struct vhca_context {
 	bool ring_ctrl;	/* the kernel honours ctrl (VHCA_CAP_RING_CTRL) */
 	bool cqe_ts;	/* it time-stamps CQEs (VHCA_CAP_CQE_TS) */
 	bool atomic_write;	/* the device has ATOMIC WRITE (its kernel's verbs do) */
+	bool flush;	/* it has FLUSH to global visibility (likewise) */
 };
 
 static inline struct vhca_context *to_vctx(struct ibv_context *ibctx)

@@ -301,9 +301,16 @@ static int vhca_check_send(const struct vhca_qp *qp,
 	if (!(vhca_wr_ops_of(qp->vqp.qp.context, qp->vqp.qp.qp_type) &
 	      vhca_wr_op_bit(wr->opcode)))
 		return EOPNOTSUPP;
-	/* struct ibv_send_wr has no room for its 8 bytes: ibv_wr_* only */
+	/*
+	 * struct ibv_send_wr has no room for ATOMIC WRITE's 8 bytes, nor for
+	 * FLUSH's type and level: ibv_wr_* only
+	 */
 	if (wr->opcode == IBV_WR_ATOMIC_WRITE)
 		return EINVAL;
+#ifdef VHCA_HAVE_WR_FLUSH
+	if (wr->opcode == IBV_WR_FLUSH)
+		return EINVAL;
+#endif
 	if ((wr->send_flags & IBV_SEND_INLINE) && !vhca_op_sends_data(wr->opcode))
 		return EINVAL;
 	if (wr->send_flags & ~VHCA_SEND_FLAGS)

@@ -265,6 +265,7 @@ static struct verbs_context *vhca_alloc_context(struct ibv_device *ibdev,
 		goto err;
 	ctx->atomic_write = dattr.device_cap_flags_ex &
 			    VHCA_UVERBS_DEVICE_ATOMIC_WRITE;
+	ctx->flush = dattr.device_cap_flags_ex & VHCA_UVERBS_DEVICE_FLUSH_GLOBAL;
 	verbs_set_ops(&ctx->vctx, &vhca_ctx_ops);
 	return &ctx->vctx;
 

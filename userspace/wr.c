@@ -26,9 +26,20 @@ static inline struct vhca_qp *wr_qp(struct ibv_qp_ex *qpx)
 /*
  * What each QP type may carry, as IBV_QP_EX_WITH_* bits (vhca_wr_op_bit()),
  * as ibv_wr_post(3)'s table has it, but for SEND with invalidate: RoCE has
- * its packets for RC only, and ATOMIC WRITE, which a device has when its
- * kernel's verbs do.  Shared with ibv_post_send().
+ * its packets for RC only, and ATOMIC WRITE and FLUSH, which a device has
+ * when its kernel's verbs do (FLUSH with rdma-core 56, whose verbs have
+ * it).  Shared with ibv_post_send().
  */
+static uint64_t vhca_wr_flush_op(struct ibv_context *context)
+{
+#ifdef VHCA_HAVE_WR_FLUSH
+	return to_vctx(context)->flush ? IBV_QP_EX_WITH_FLUSH : 0;
+#else
+	(void)context;
+	return 0;
+#endif
+}
+
 uint64_t vhca_wr_ops_of(struct ibv_context *context, enum ibv_qp_type type)
 {
 	const uint64_t send = IBV_QP_EX_WITH_SEND |
@@ -44,7 +55,8 @@ uint64_t vhca_wr_ops_of(struct ibv_context *context, enum ibv_qp_type type)
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
 		       IBV_QP_EX_WITH_SEND_WITH_INV |
 		       (to_vctx(context)->atomic_write ?
-			IBV_QP_EX_WITH_ATOMIC_WRITE : 0);
+			IBV_QP_EX_WITH_ATOMIC_WRITE : 0) |
+		       vhca_wr_flush_op(context);
 	case IBV_QPT_UC:
 		return uc;
 	case IBV_QPT_UD:
@@ -63,20 +75,25 @@ _Static_assert(IBV_QP_EX_WITH_SEND_WITH_INV == 1 << IBV_WR_SEND_WITH_INV &&
 
 /*
  * The IBV_QP_EX_WITH_* bit of send opcode @opcode, or 0 for none.  Up to
- * IBV_WR_TSO it is 1 << opcode; ATOMIC_WRITE (15) has bit 12.
+ * IBV_WR_TSO it is 1 << opcode; FLUSH (14) has bit 11, ATOMIC_WRITE (15)
+ * bit 12.
  */
 uint64_t vhca_wr_op_bit(unsigned int opcode)
 {
 	if (opcode <= IBV_WR_TSO)
 		return 1ULL << opcode;
+#ifdef VHCA_HAVE_WR_FLUSH
+	if (opcode == IBV_WR_FLUSH)
+		return IBV_QP_EX_WITH_FLUSH;
+#endif
 	return opcode == IBV_WR_ATOMIC_WRITE ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0;
 }
 
 /*
  * The WQE the last builder began is whole: check what its setters made
  * of it.  A UD WQE needs its address; an atomic one 8-byte SGE for the
- * original value; an ATOMIC WRITE, whose 8 bytes are in the WQE, no SGE
- * and no inline data.
+ * original value; an ATOMIC WRITE, whose 8 bytes are in the WQE, and a
+ * FLUSH, which moves no data, no SGE and no inline data.
  */
 static void vhca_wr_seal(struct vhca_qp *qp)
 {
@@ -94,6 +111,9 @@ static void vhca_wr_seal(struct vhca_qp *qp)
 			qp->wr_err = EINVAL;
 		break;
 	case IBV_WR_ATOMIC_WRITE:
+#ifdef VHCA_HAVE_WR_FLUSH
+	case IBV_WR_FLUSH:
+#endif
 		if (w->num_sge || (w->flags & VHCA_SWQE_F_INLINE))
 			qp->wr_err = EINVAL;
 		break;
@@ -379,7 +399,7 @@ static void vhca_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	qp->wr_addr = true;
 }
 
-/* What vhca has not: XRC, TSO, FLUSH. */
+/* What vhca has not: XRC, TSO. */
 static void vhca_wr_fail(struct ibv_qp_ex *qpx)
 {
 	struct vhca_qp *qp = wr_qp(qpx);
@@ -444,16 +464,30 @@ static void vhca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 
 #ifdef VHCA_HAVE_WR_FLUSH
 /*
- * FLUSH (IBA 1.5): vhca's engine has no FLUSH, and the device says so
- * (no IB_UVERBS_DEVICE_FLUSH_* capability, IBV_QP_EX_WITH_FLUSH refused
- * at creation); a caller who posts one all the same fails its batch.
+ * FLUSH (IBA 1.5): what the WRITEs before it placed in [@remote_addr,
+ * + @len) of @rkey's MR, or in all of it (@level IBV_FLUSH_MR, which
+ * ignores both), is to reach @type at the responder, which judges @type
+ * and @level.  The wire carries a 32-bit length.
  */
 static void vhca_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
 			  uint64_t remote_addr, size_t len, uint8_t type,
 			  uint8_t level)
 {
-	(void)rkey, (void)remote_addr, (void)len, (void)type, (void)level;
-	vhca_wr_fail(qpx);
+	struct vhca_swqe *w;
+
+	if (level != IBV_FLUSH_MR && len > UINT32_MAX) {
+		vhca_wr_seal(wr_qp(qpx));
+		wr_qp(qpx)->wr_err = EINVAL;
+		return;
+	}
+	w = vhca_wr_begin(qpx, IBV_WR_FLUSH);
+	if (!w)
+		return;
+	w->flush.remote_addr = remote_addr;
+	w->flush.rkey = rkey;
+	w->flush.length = level == IBV_FLUSH_MR ? 0 : (uint32_t)len;
+	w->flush.type = type;
+	w->flush.level = level;
 }
 #endif
 
