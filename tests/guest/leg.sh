@@ -4,7 +4,8 @@
 # device suite and pyverbs (tools/test.sh): every byte of SENDs, WRITEs and
 # READs on each QP type, posted by ibv_post_send and by ibv_wr_*, then the
 # kernel's own verbs (tests/kmod) and NVMe over Fabrics with and without
-# SRQs, data checked, on vhca0 in one guest.  The full versions of these
+# SRQs, data checked, on vhca0 in one guest; with rdma-core 56, FLUSH
+# through the engine and on a wire with rxe (flush.sh).  The full versions of these
 # run on the primary system (examples.sh, kulp.sh).
 . tests/guest/lib.sh
 . tests/guest/nvme.sh
@@ -34,5 +35,13 @@ for srq in 0 1; do
 	check "target removed (use_srq=$srq)" nvme_target_down
 done
 check "rdma link del vhca0" rdma link del vhca0
+
+# FLUSH, which rdma-core's verbs have from 45 on
+release=$(dpkg-query -W -f '${Version}' libibverbs1 | cut -d. -f1)
+if [ "$release" -ge 56 ]; then
+	tap_run flush bash tests/guest/flush.sh
+else
+	echo "# FLUSH: rdma-core $release has no ibv_wr_flush(); not run here"
+fi
 check "rmmod vhca" rmmod vhca
 tap_done

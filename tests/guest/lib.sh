@@ -97,6 +97,17 @@ wait_gid() {
 		"/sys/class/infiniband/$1/ports/1/gids/0"
 }
 
+# gid_of DEV A.B.C.D: the index of DEV's GID of that IPv4 address, or
+# nothing while it has none
+gid_of() {
+	local hex
+	# shellcheck disable=SC2086 # the four numbers, one argument each
+	hex=$(printf '%02x%02x:%02x%02x' ${2//./ })
+	grep -slx "0000:0000:0000:0000:0000:ffff:$hex" \
+		/sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null |
+		head -n 1 | xargs -r basename
+}
+
 # field DEV NAME: the value ibv_devinfo -v gives NAME for DEV ("1024 (3)")
 field() {
 	ibv_devinfo -v -d "$1" 2>/dev/null |

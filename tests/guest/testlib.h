@@ -146,12 +146,13 @@ struct qp_path {
 	uint32_t qkey;			/* UD: 0x11111111 */
 	uint8_t rd_atomic;		/* both directions: 1 */
 	uint8_t min_rnr_timer;		/* 1 */
+	int access;			/* granted besides the defaults */
 };
 
 /*
  * @qp from RESET to RTS: RC or UC connected as @p says (port 1), or UD.
- * Remote read, write and atomics are granted.  Returns 0, or the errno of
- * the modify that failed.
+ * Remote read, write and atomics are granted, and p->access.  Returns 0,
+ * or the errno of the modify that failed.
  */
 static inline int qp_rts_path(struct ibv_qp *qp, const struct qp_path *p)
 {
@@ -160,7 +161,7 @@ static inline int qp_rts_path(struct ibv_qp *qp, const struct qp_path *p)
 		.qkey = p->qkey ? p->qkey : 0x11111111,
 		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+				   IBV_ACCESS_REMOTE_ATOMIC | p->access,
 	};
 	bool ud = qp->qp_type == IBV_QPT_UD, rc = qp->qp_type == IBV_QPT_RC;
 	uint8_t rd = p->rd_atomic ? p->rd_atomic : 1;
