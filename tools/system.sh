@@ -133,16 +133,55 @@ do_setup() {
 }
 
 # build NAME: everything a guest of NAME needs, in build/sys/NAME
+# forky_sparse ROOT: Debian forky's sparse (0.6.5~rc1), unpacked in ROOT's
+# /opt/sparse-forky, for kernels whose headers trixie's sparse 0.6.4 cannot
+# parse (7.x's __typeof_unqual__); prints its path in ROOT.  Only the
+# sparse binary is used, which needs nothing trixie lacks.
+forky_sparse() {
+	local r=$1 dir=/opt/sparse-forky mirror tmp
+	if [ ! -x "$r$dir/usr/bin/sparse" ]; then
+		mirror=$(apt-get indextargets --format '$(SITE) $(RELEASE)' |
+			awk '$2 == "bookworm" { print $1; exit }')
+		[ -n "$mirror" ] || die "the host's apt names no archive to take forky's sparse from"
+		log "sparse from Debian forky into $r$dir"
+		tmp=$(mktemp -d)
+		/usr/bin/python3 - "$mirror" "$tmp/sparse.deb" <<'PY' || { rm -rf "$tmp"; die "no sparse from forky"; }
+import lzma, sys, urllib.request
+mirror, out = sys.argv[1].rstrip('/'), sys.argv[2]
+idx = urllib.request.urlopen(mirror + '/dists/forky/main/binary-amd64/Packages.xz', timeout=120).read()
+pkg = None
+for stanza in lzma.decompress(idx).decode().split('\n\n'):
+    fields = dict(l.split(': ', 1) for l in stanza.splitlines() if ': ' in l and not l.startswith(' '))
+    if fields.get('Package') == 'sparse':
+        pkg = fields['Filename']
+        break
+if not pkg:
+    sys.exit('forky has no sparse')
+with open(out, 'wb') as f:
+    f.write(urllib.request.urlopen(mirror + '/' + pkg, timeout=120).read())
+PY
+		rm -rf "$r$dir"
+		mkdir -p "$r$dir"
+		dpkg-deb -x "$tmp/sparse.deb" "$r$dir"
+		rm -rf "$tmp"
+	fi
+	echo "$dir/usr/bin/sparse"
+}
+
 do_build() {
-	local name=$1 root abi suite conf kver r vmlinuz moddir rootstamp b
+	local name=$1 root abi suite conf kver r vmlinuz moddir rootstamp b check=
 	sys_info "$name"
 	conf=$(do_setup "$name")
 	# shellcheck disable=SC1090
 	. "$conf"
 	b=build/sys/$name
 	mkdir -p "$VHCA_ROOT/$b"
-	log "$name: vhca.ko for $kver"
-	in_root "$r" make -s sysmodule B="$b" KDIR="/usr/src/linux-headers-$kver"
+	# Debian's 7.x headers lack scripts/checker-valid.sh, by which kbuild
+	# would judge sparse, and trixie's sparse cannot parse them
+	[ "$name" != trixie-backports ] || check=$(forky_sparse "$r")
+	log "$name: vhca.ko for $kver${check:+, sparse: $check}"
+	in_root "$r" make -s sysmodule B="$b" KDIR="/usr/src/linux-headers-$kver" \
+		${check:+SPARSE_CHECK="$check"}
 	if [ -n "$r" ]; then
 		log "$name: provider and tests against $(in_root "$r" pkg-config --modversion libibverbs)"
 		in_root "$r" make -s provider usertests B="$b"
