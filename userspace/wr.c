@@ -399,14 +399,17 @@ static void vhca_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	qp->wr_addr = true;
 }
 
-/* What vhca has not: XRC, TSO. */
-static void vhca_wr_fail(struct ibv_qp_ex *qpx)
+/*
+ * A builder refused before it began a WQE: the batch fails with @err,
+ * unless it failed before (the first error is kept).
+ */
+static void vhca_wr_fail(struct ibv_qp_ex *qpx, int err)
 {
 	struct vhca_qp *qp = wr_qp(qpx);
 
 	vhca_wr_seal(qp);
 	if (!qp->wr_err)
-		qp->wr_err = EOPNOTSUPP;
+		qp->wr_err = err;
 }
 
 /* ibv_wr_bind_mw() binds type 2 windows, as IBV_WR_BIND_MW does. */
@@ -414,14 +417,11 @@ static void vhca_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 			    uint32_t rkey,
 			    const struct ibv_mw_bind_info *bind_info)
 {
-	struct vhca_qp *qp = wr_qp(qpx);
 	struct vhca_swqe *w;
 
 	if (!vhca_bind_postable(&qpx->qp_base, mw, IBV_MW_TYPE_2, rkey,
 				bind_info)) {
-		vhca_wr_seal(qp);
-		if (!qp->wr_err)
-			qp->wr_err = EINVAL;
+		vhca_wr_fail(qpx, EINVAL);
 		return;
 	}
 	w = vhca_wr_begin(qpx, IBV_WR_BIND_MW);
@@ -433,13 +433,13 @@ static void vhca_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr,
 			     uint16_t hdr_sz, uint16_t mss)
 {
 	(void)hdr, (void)hdr_sz, (void)mss;
-	vhca_wr_fail(qpx);
+	vhca_wr_fail(qpx, EOPNOTSUPP);	/* vhca has no TSO */
 }
 
 static void vhca_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 {
 	(void)remote_srqn;
-	vhca_wr_fail(qpx);
+	vhca_wr_fail(qpx, EOPNOTSUPP);	/* nor XRC */
 }
 
 /*
@@ -476,8 +476,7 @@ static void vhca_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
 	struct vhca_swqe *w;
 
 	if (level != IBV_FLUSH_MR && len > UINT32_MAX) {
-		vhca_wr_seal(wr_qp(qpx));
-		wr_qp(qpx)->wr_err = EINVAL;
+		vhca_wr_fail(qpx, EINVAL);
 		return;
 	}
 	w = vhca_wr_begin(qpx, IBV_WR_FLUSH);
