@@ -363,9 +363,9 @@ boot() {
 	fi
 	# A guest that died booting would leave its peer waiting for it
 	# until the timeout: stop the peer at once (boot_died, below).
-	local p alive=1
-	while [ -n "$peer" ] && [ "$alive" = 1 ]; do
-		if boot_died; then
+	local p alive=1 t0=$SECONDS
+	while [ "$alive" = 1 ]; do
+		if boot_died || boot_hung "$t0"; then
 			for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 			break
 		fi
@@ -384,17 +384,40 @@ boot() {
 boot_died() {
 	local g
 	for g in a ${peer:+b}; do
-		[ ! -e "$work/$g/log" ] &&
-			grep -q "Kernel panic" "$work/$g/console" 2>/dev/null &&
+		[ ! -e "$work/$g/log" ] || continue
+		[ -e "$work/$g/boot-hung" ] && return 0
+		grep -q "Kernel panic" "$work/$g/console" 2>/dev/null &&
 			return 0
+	done
+	return 1
+}
+
+# boot_hung T0: a guest started at T0 that has not begun its job after
+# boot_wait seconds never ran anything of ours either: TCG has stalled a
+# guest's boot for good before (its console stopped in the ACPI probe, 1 s
+# into the boot).  A guest takes 3 s to its job alone, a minute at worst on
+# the debug kernel with every lane busy.
+boot_wait=300
+boot_hung() {
+	local g
+	[ $((SECONDS - $1)) -ge "$boot_wait" ] || return 1
+	for g in a ${peer:+b}; do
+		if [ ! -e "$work/$g/log" ]; then
+			: >"$work/$g/boot-hung"
+			return 0
+		fi
 	done
 	return 1
 }
 
 boot "$@"
 if boot_died; then
-	echo "vhca-guest: a guest's kernel died while booting, before its job; booting again. Its console:"
-	grep -E -A3 "Oops|RIP" "$work"/*/console | head -n 12
+	echo "vhca-guest: a guest's kernel died or hung while booting, before its job; booting again. Its console:"
+	grep -E -A3 "Oops|RIP" "$work"/*/console | head -n 12 || true
+	for g in a b; do
+		[ ! -e "$work/$g/boot-hung" ] ||
+			{ echo "(guest $g: no job after ${boot_wait}s; the console's tail)"; tail -n 5 "$work/$g/console"; }
+	done
 	[ "$udp" = 0 ] || { port=$(free_port); port2=$(free_port); }
 	rm -rf "$work"/a "$work"/b "$work"/link
 	boot "$@"
