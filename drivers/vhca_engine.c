@@ -43,8 +43,11 @@ static struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn)
 /*
  * The responder: a QP of the vhca device the AV's DGID belongs to (this
  * one or another of this host), of the same type, ready to receive, and
- * for RC connected back to @qp.  NULL if there is none: on a wire nobody
- * would answer.  Caller holds rcu_read_lock().
+ * connected back to @qp, RC and UC alike: as on the wire
+ * (vhca_net_on_path()), a connected QP takes messages from its own
+ * peer only, and anyone else's are dropped and counted off path.  NULL
+ * if there is none: on a wire nobody would answer.  Caller holds
+ * rcu_read_lock().
  */
 static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
 {
@@ -57,10 +60,11 @@ static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
 	state = READ_ONCE(peer->state);
 	if (!vhca_qps_receives(state))
 		return NULL;
-	if (qp->ibqp.qp_type == IB_QPT_RC &&
-	    (peer->attr.dest_qp_num != qp->ibqp.qp_num ||
-	     READ_ONCE(peer->dst_dev) != vdev->ibdev.index))
+	if (READ_ONCE(peer->attr.dest_qp_num) != qp->ibqp.qp_num ||
+	    READ_ONCE(peer->dst_dev) != vdev->ibdev.index) {
+		vhca_count_qp(peer, VHCA_CNT_RCVD_OFF_PATH);
 		return NULL;
+	}
 	return peer;
 }
 
@@ -701,26 +705,42 @@ bool vhca_sq_producer(struct vhca_qp *qp, u32 sent, u32 *prod)
 	return false;
 }
 
-/**
- * vhca_qp_flush_sq() - complete every posted send WQE with FLUSH_ERR
- * @qp: a QP in the error or send queue error state; caller holds qp->lock
+/*
+ * WQEs flushed between two chances for the scheduler: a ring holds up to
+ * VHCA_MAX_QP_WR of them.
  */
-void vhca_qp_flush_sq(struct vhca_qp *qp)
+#define VHCA_FLUSH_RESCHED	256
+
+/**
+ * vhca_qp_flush_sq() - complete the posted send WQEs with FLUSH_ERR
+ * @qp: a QP in the error or send queue error state; caller holds qp->lock
+ *
+ * Those posted when it reads the producer, one ring's worth at most:
+ * what a process posts meanwhile waits for the next call, so one that
+ * keeps its producer a ring ahead cannot hold the caller here.
+ *
+ * Return: the number of WQEs flushed.
+ */
+u32 vhca_qp_flush_sq(struct vhca_qp *qp)
 {
 	/* Acquire pairs with the provider's release of the producer. */
 	u32 prod = smp_load_acquire(&qp->sq.hdr->producer);
+	u32 n = 0;
 
 	vhca_exec_abort(qp);
 	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots))
-		return;	/* the process broke its own ring */
+		return 0;	/* the process broke its own ring */
 	while (qp->sq_cons != prod) {
 		struct vhca_swqe *w = vhca_sq_fetch(qp);
 
 		vhca_sq_advance(qp);	/* free before completing: see below */
 		vhca_send_done(qp, w, IB_WC_WR_FLUSH_ERR, 0);
+		if (!(++n % VHCA_FLUSH_RESCHED))
+			cond_resched();
 	}
 	if (qp->req.fl)
 		vhca_req_reset(qp);	/* what was on the wire is flushed */
+	return n;
 }
 
 /*
@@ -771,14 +791,17 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 	u32 prod, len;
 	int status;
 
-	if (qp->state == IB_QPS_ERR) {
-		vhca_qp_flush_sq(qp);
-		if (qp->rq.hdr)
+	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_SQE) {
+		/*
+		 * Flushed WQEs spend the budget too: a process that keeps
+		 * posting to a QP in error gets one ring's worth flushed per
+		 * run, and the rest is the engine's work's, run by run.
+		 */
+		if (!*budget)
+			return VHCA_SQ_MORE;
+		*budget -= min(*budget, vhca_qp_flush_sq(qp));
+		if (qp->state == IB_QPS_ERR && qp->rq.hdr)
 			vhca_qp_flush_rq(qp);
-		return VHCA_SQ_IDLE;
-	}
-	if (qp->state == IB_QPS_SQE) {
-		vhca_qp_flush_sq(qp);
 		return VHCA_SQ_IDLE;
 	}
 	if (qp->state != IB_QPS_RTS)

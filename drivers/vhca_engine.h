@@ -170,7 +170,7 @@ void vhca_sq_work(struct work_struct *work);
 void vhca_qp_kick(struct vhca_qp *qp);
 void vhca_qp_kick_now(struct vhca_qp *qp);
 void vhca_qp_doorbell(struct vhca_qp *qp);
-void vhca_qp_flush_sq(struct vhca_qp *qp);
+u32 vhca_qp_flush_sq(struct vhca_qp *qp);
 struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx);
 void vhca_sq_advance(struct vhca_qp *qp);
 bool vhca_sq_retire(struct vhca_qp *qp, const struct vhca_swqe *w,
