@@ -112,7 +112,8 @@ struct vhca_dev {
 	struct ida srq_ida;
 	struct xarray mr_xa;	/* key >> 8 -> struct vhca_mr */
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
-	atomic_t mr_variant;	/* low key byte, so stale keys miss */
+	u32 mr_next;		/* xa_alloc_cyclic()'s cursor in mr_xa */
+	u32 qp_next;		/* and in qp_xa */
 	atomic64_t qp_uid;	/* the last vhca_qp.uid handed out */
 	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
 	struct xarray counter_xa;	/* rdma_counter id -> vhca_qp_counter */
@@ -242,7 +243,7 @@ enum vhca_mr_type {
  * a NIC's memory protection table would: MRs, and the windows bound onto
  * them (struct vhca_mw holds one; its @ibmr is only the key's storage).
  *
- * @ibmr: lkey == rkey: index in mr_xa << 8 | a variant byte
+ * @ibmr: lkey == rkey: index in mr_xa << 8 | a random variant byte
  * @key: the key the engine accepts: ibmr's, except that a fast-register
  *	MR has 0 (no key) until a REG_MR WQE runs and again once invalidated,
  *	whatever its user wrote into ibmr.  Released after the fields below.

@@ -185,9 +185,12 @@ void vhca_mr_unmap(struct vhca_mr *mr, void *p)
 }
 
 /*
- * Keys are an xarray index shifted left by 8 with a variant byte below, so
- * a key that outlived its region misses instead of finding the next one.
- * The MR becomes visible to the engine here: everything else is set.
+ * Keys are an xarray index shifted left by 8 with a variant byte below.
+ * Indexes are handed out cyclically, so a freed key's index comes back
+ * only after every other one has been used; the variant is random, so a
+ * key is not guessed from one's own fresh key, and one that outlived its
+ * region misses instead of finding the next one.  The MR becomes visible
+ * to the engine here: everything else is set.
  */
 int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid)
 {
@@ -195,11 +198,12 @@ int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid)
 	int err;
 
 	mr->ibmr.lkey = 0;
-	err = xa_alloc(&vdev->mr_xa, &index, mr, XA_LIMIT(1, VHCA_MAX_MR),
-		       GFP_KERNEL);
-	if (err)
+	err = xa_alloc_cyclic(&vdev->mr_xa, &index, mr,
+			      XA_LIMIT(1, VHCA_MAX_MR), &vdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
-	mr->ibmr.lkey = index << 8 | (u8)atomic_inc_return(&vdev->mr_variant);
+	mr->ibmr.lkey = index << 8 | get_random_u8();
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	if (!valid)
 		return 0;

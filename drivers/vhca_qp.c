@@ -161,10 +161,13 @@ static void vhca_qp_free_rings(struct vhca_qp *qp)
 }
 
 /*
- * QPN 1 for the GSI QP, the next free one from 2 for the others: reserved
- * only, so that no packet or peer finds the QP before it is whole.  A QP
- * that then fails to be created is freed by the core at once, with no
- * grace period for a reader that found it.
+ * QPN 1 for the GSI QP, the others from 2 on, cyclically (as rxe hands
+ * them out): a destroyed QP's number comes back only after every other
+ * one has been used, so a stale peer's packet or a late completion does
+ * not find a new QP under it.  Reserved only, so that no packet or peer
+ * finds the QP before it is whole.  A QP that then fails to be created is
+ * freed by the core at once, with no grace period for a reader that found
+ * it.
  */
 static int vhca_qpn_alloc(struct vhca_dev *vdev, enum ib_qp_type type,
 			  u32 *qpn)
@@ -175,11 +178,13 @@ static int vhca_qpn_alloc(struct vhca_dev *vdev, enum ib_qp_type type,
 		*qpn = 1;
 		err = xa_insert(&vdev->qp_xa, 1, NULL, GFP_KERNEL);
 	} else {
-		err = xa_alloc(&vdev->qp_xa, qpn, NULL,
-			       XA_LIMIT(VHCA_FIRST_QPN,
-					VHCA_FIRST_QPN + VHCA_MAX_QP - 1),
-			       GFP_KERNEL);
+		err = xa_alloc_cyclic(&vdev->qp_xa, qpn, NULL,
+				      XA_LIMIT(VHCA_FIRST_QPN,
+					       VHCA_FIRST_QPN + VHCA_MAX_QP - 1),
+				      &vdev->qp_next, GFP_KERNEL);
 	}
+	if (err > 0)
+		err = 0;	/* the cursor wrapped */
 	return err == -EBUSY ? -ENOMEM : err;
 }
 
