@@ -682,7 +682,9 @@ struct vhca_dev *vhca_dev_get_by_netdev(struct net_device *ndev);
 int vhca_dev_list_add(struct vhca_dev *vdev);
 bool vhca_dev_list_del(struct vhca_dev *vdev);
 void vhca_dev_gone(void);
-struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid);
+struct net *vhca_gid_net(const struct ib_gid_attr *sgid);
+struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid,
+				 struct net *net);
 struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index);
 
 struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev);

@@ -395,20 +395,15 @@ static int vhca_exec_flush(struct vhca_dev *vdev, struct vhca_qp *qp,
 /*
  * The 40-byte GRH slot of a UD receive, as RoCEv2 puts it there: an IPv6
  * header, or 20 bytes of zeroes and then an IPv4 header.  Returns the
- * network type, or 0 if the source GID does not exist.
+ * network type.
  */
-static u8 vhca_build_grh(struct vhca_qp *qp, const struct vhca_av *av,
-			 u32 len, u8 *grh)
+static u8 vhca_build_grh(const struct ib_gid_attr *sgid,
+			 const struct vhca_av *av, u32 len, u8 *grh)
 {
 	/* the payload after the IP header: UDP, BTH, DETH, data, ICRC */
 	u32 inner = 8 + 12 + 8 + len + 4;
-	const struct ib_gid_attr *sgid;
-	u8 net;
+	u8 net = rdma_gid_attr_network_type(sgid);
 
-	sgid = rdma_get_gid_attr(qp->ibqp.device, VHCA_PORT, av->sgid_index);
-	if (IS_ERR(sgid))
-		return 0;
-	net = rdma_gid_attr_network_type(sgid);
 	memset(grh, 0, 40);
 	if (net == RDMA_NETWORK_IPV4) {
 		struct iphdr *ip = (struct iphdr *)(grh + 20);
@@ -434,7 +429,6 @@ static u8 vhca_build_grh(struct vhca_qp *qp, const struct vhca_av *av,
 		memcpy(&ip6->saddr, sgid->gid.raw, 16);
 		memcpy(&ip6->daddr, av->dgid, 16);
 	}
-	rdma_put_gid_attr(sgid);
 	return net;
 }
 
@@ -596,6 +590,7 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 	const struct vhca_av *av = &w->ud.av;
 	struct vhca_rmsg msg;
 	struct vhca_cursor src;
+	const struct ib_gid_attr *sgid;
 	struct vhca_dev *pdev;
 	struct vhca_qp *peer;
 	unsigned int ns;
@@ -612,15 +607,20 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 	qkey = (w->ud.remote_qkey & 0x80000000) ? qp->attr.qkey :
 						  w->ud.remote_qkey;
 
-	pdev = vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid);
-	if (!pdev)
+	sgid = rdma_get_gid_attr(qp->ibqp.device, VHCA_PORT, av->sgid_index);
+	if (IS_ERR(sgid))
+		return IB_WC_LOC_QP_OP_ERR;	/* no such source GID */
+	pdev = vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid,
+			       vhca_gid_net(sgid));
+	if (!pdev) {
+		rdma_put_gid_attr(sgid);
 		return vhca_ud_wire(vdev, qp, w, sseg, ns, len, qkey);
+	}
 	peer = xa_load(&pdev->qp_xa, w->ud.remote_qpn);
+	net = vhca_build_grh(sgid, av, len, grh);
+	rdma_put_gid_attr(sgid);
 	if (!vhca_ud_accepts(peer, qkey))
 		return IB_WC_SUCCESS;
-	net = vhca_build_grh(qp, av, len, grh);
-	if (!net)
-		return IB_WC_LOC_QP_OP_ERR;	/* no such source GID */
 	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 	msg = vhca_rmsg_of(w);
 	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, &src, len, &msg,

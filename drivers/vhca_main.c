@@ -24,9 +24,32 @@ static LIST_HEAD(vhca_dev_list);	/* writers hold the lock; RCU readers */
 /* Devices listed and not yet through dealloc_driver: module exit waits. */
 static atomic_t vhca_devs_alive = ATOMIC_INIT(0);
 
-static bool vhca_dev_has_gid(struct vhca_dev *vdev, const union ib_gid *gid)
+/**
+ * vhca_gid_net() - the network namespace a source GID sends from
+ * @sgid: the GID attribute a QP or an AV names as its source
+ *
+ * Caller holds rcu_read_lock().
+ *
+ * Return: the namespace of the GID's netdev, or NULL if it has none.
+ */
+struct net *vhca_gid_net(const struct ib_gid_attr *sgid)
+{
+	struct net_device *ndev = rdma_read_gid_attr_ndev_rcu(sgid);
+
+	return IS_ERR(ndev) ? NULL : dev_net(ndev);
+}
+
+/*
+ * Whether @vdev has @gid on a netdev of @net.  The first entry with the
+ * GID is the one looked at (rdma_find_gid_by_filter() is not exported):
+ * an address held twice by one device, in two namespaces, is left to the
+ * wire.
+ */
+static bool vhca_dev_has_gid(struct vhca_dev *vdev, const union ib_gid *gid,
+			     struct net *net)
 {
 	const struct ib_gid_attr *attr;
+	bool here;
 
 	/* a device not (or no longer) registered has no GIDs to offer */
 	if (!ib_device_try_get(&vdev->ibdev))
@@ -37,27 +60,37 @@ static bool vhca_dev_has_gid(struct vhca_dev *vdev, const union ib_gid *gid)
 	ib_device_put(&vdev->ibdev);
 	if (IS_ERR(attr))
 		return false;
+	here = net_eq(vhca_gid_net(attr), net);
 	rdma_put_gid_attr(attr);
-	return true;
+	return here;
 }
 
 /**
  * vhca_dev_by_gid() - the vhca device of this host that has a GID
  * @self: the asking device, tried first
  * @gid: the GID
+ * @net: the sender's network namespace (vhca_gid_net())
+ *
+ * A GID is this host's only where the sender would find its address
+ * local: on a netdev of the sender's namespace.  The same address held
+ * in another namespace is another host as far as the sender can tell,
+ * and its traffic goes to the wire, as routing would send it.
  *
  * Caller holds rcu_read_lock(); the device stays valid until it drops it.
  *
- * Return: the device, or NULL if no vhca device here has @gid.
+ * Return: the device, or NULL if no vhca device here has @gid in @net.
  */
-struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid)
+struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid,
+				 struct net *net)
 {
 	struct vhca_dev *vdev;
 
-	if (vhca_dev_has_gid(self, gid))
+	if (!net)
+		return NULL;
+	if (vhca_dev_has_gid(self, gid, net))
 		return self;
 	list_for_each_entry_rcu(vdev, &vhca_dev_list, list)
-		if (vdev != self && vhca_dev_has_gid(vdev, gid))
+		if (vdev != self && vhca_dev_has_gid(vdev, gid, net))
 			return vdev;
 	return NULL;
 }

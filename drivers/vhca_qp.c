@@ -455,7 +455,8 @@ static u32 vhca_av_dst_dev(struct vhca_qp *qp, struct rdma_ah_attr *ah)
 
 	rcu_read_lock();
 	dst = vhca_dev_by_gid(to_vdev(qp->ibqp.device),
-			      &rdma_ah_read_grh(ah)->dgid);
+			      &rdma_ah_read_grh(ah)->dgid,
+			      vhca_gid_net(rdma_ah_read_grh(ah)->sgid_attr));
 	if (dst)
 		index = dst->ibdev.index;
 	rcu_read_unlock();
