@@ -71,9 +71,10 @@ $(B)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
 
-# hostile.c writes into the rings through the provider's own objects
-$(B)/tests/hostile: TEST_CFLAGS += -Iuapi -Iuserspace -pthread
-$(B)/tests/hostile: $(PROV_HDRS)
+# hostile.c and isolation.c write into the rings through the provider's
+# own objects
+$(B)/tests/hostile $(B)/tests/isolation: TEST_CFLAGS += -Iuapi -Iuserspace -pthread
+$(B)/tests/hostile $(B)/tests/isolation: $(PROV_HDRS)
 
 $(B)/tests/%: tests/guest/%.c tests/guest/testlib.h
 	@mkdir -p $(@D)

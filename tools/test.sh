@@ -3,7 +3,8 @@
 #
 # The whole test suite: set-up, build, lint (W=1, sparse, checkpatch), host
 # tests, the guest harness's self-test, then in guests of Debian's kernel the device tests, netfilter
-# steering and rxe beside vhca, two vhca devices on one host, the RDMA CM
+# steering and rxe beside vhca, two vhca devices on one host, network
+# namespaces (tests/guest/netns.sh), the RDMA CM
 # and kernel ULP (kernel verbs, NVMe-oF, iSER) tests, rdma-core's pyverbs
 # suite, what users run (libfabric, UCX, NFS over RDMA, SRP) and the
 # two-guest link test.  Then every supported Debian system (tools/system.sh:
@@ -162,6 +163,7 @@ tap guest-device tools/guest.sh 'bash tests/guest/device.sh'
 tap guest-steer tools/guest.sh 'bash tests/guest/steer.sh'
 tap guest-examples tools/guest.sh 'bash tests/guest/examples.sh'
 tap guest-twodev tools/guest.sh 'bash tests/guest/twodev.sh'
+tap guest-netns tools/guest.sh 'bash tests/guest/netns.sh'
 tap guest-rdmacm tools/guest.sh 'bash tests/guest/rdmacm.sh'
 tap guest-kulp tools/guest.sh 'bash tests/guest/kulp.sh'
 tap guest-iser tools/guest.sh 'bash tests/guest/iser.sh'
@@ -249,7 +251,8 @@ elif [ "$debug_ok" = 1 ]; then
 	# makes the lanes about equal (the run prints each time).
 	l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
 		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
-		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'")
+		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'"
+		guest-netns-debug "tools/guest.sh --debug 'bash tests/guest/netns.sh'")
 	l2=(guest-device-debug "tools/guest.sh --debug 'bash tests/guest/device.sh'"
 		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
 		guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'")

@@ -105,6 +105,7 @@ check "multicast: a process killed with a QP attached leaves the group" mcast_ki
 tap_run qp build/tests/qp vhca0
 tap_run send build/tests/send vhca0
 tap_run hostile build/tests/hostile vhca0
+tap_run isolation build/tests/isolation vhca0
 # no CAP_IPC_LOCK (dropped from the bounding set), 64 KiB of RLIMIT_MEMLOCK
 tap_run hostile-memlock setpriv --bounding-set -ipc_lock \
 	bash -c "ulimit -l 64 && exec build/tests/hostile vhca0 memlock"

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * What one local user can do to another's QPs and to the kernel through
+ * the same-host engine, which must hold the line the wire holds:
+ *
+ * - a third QP sends and writes into a connected UC (or RC) QP: dropped,
+ *   counted off path, and the connected pair still works;
+ * - a destroyed QP's number and a deregistered MR's key index are not
+ *   handed out again at once, and fresh keys are not consecutive;
+ * - a QP in the error state whose producer a thread keeps a ring ahead:
+ *   one doorbell returns while the thread still feeds it.
+ *
+ * Prints TAP.  Usage: isolation DEVICE
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "provider.h"
+#include "testlib.h"
+
+static struct ibv_context *ctx;
+static const char *dev_name;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static union ibv_gid gid;
+
+#define MSG	64
+
+static struct ibv_qp *make_qp(enum ibv_qp_type type, struct ibv_cq *c,
+			      uint32_t depth)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = c, .recv_cq = c, .qp_type = type,
+		.cap = { .max_send_wr = depth, .max_recv_wr = depth,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+/* The device's port counter @name, as `rdma statistic` shows it. */
+static long long port_counter(const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev_name,
+		 name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int post_one(struct ibv_qp *qp, enum ibv_wr_opcode op, void *buf,
+		    struct ibv_mr *mr, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf, .length = MSG, .lkey = mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = op, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_recv(struct ibv_qp *qp, void *buf, struct ibv_mr *mr)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf, .length = MSG, .lkey = mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 },
+		*bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* The completions of @c until none comes for @ms; counts those of @qpn's receives. */
+static int drain(struct ibv_cq *c, uint32_t qpn, int ms, int *recvs)
+{
+	struct ibv_wc wc;
+	int n = 0, idle = 0;
+
+	*recvs = 0;
+	while (idle < ms) {
+		if (ibv_poll_cq(c, 1, &wc) == 1) {
+			n++;
+			if (wc.qp_num == qpn && (wc.opcode & IBV_WC_RECV))
+				(*recvs)++;
+			idle = 0;
+		} else {
+			usleep(1000);
+			idle++;
+		}
+	}
+	return n;
+}
+
+/*
+ * A and B connected to each other; C, of the same type, pointed at B.
+ * What C sends or writes must not reach B.
+ */
+static void third_qp(enum ibv_qp_type type)
+{
+	const char *t = type == IBV_QPT_RC ? "RC" : "UC";
+	struct ibv_qp *a = make_qp(type, cq, 8), *b = make_qp(type, cq, 8);
+	struct ibv_qp *c = make_qp(type, cq, 8);
+	char *buf = calloc(4, 4096);
+	struct ibv_mr *mr = buf ? ibv_reg_mr(pd, buf, 4 * 4096,
+					     IBV_ACCESS_LOCAL_WRITE |
+					     IBV_ACCESS_REMOTE_WRITE) : NULL;
+	char *bbuf = buf + 4096, *cbuf = buf + 8192, *bwin = buf + 12288;
+	long long off0, off1;
+	struct ibv_wc wc;
+	int recvs;
+
+	int err = !a || !b || !c || !mr ? -1 : 0;
+
+	if (!err)
+		err = qp_rts_to(a, b->qp_num, &gid);
+	if (!err)
+		err = qp_rts_to(b, a->qp_num, &gid);
+	if (!err)
+		err = qp_rts_to(c, b->qp_num, &gid);
+	if (err) {
+		check(0, "%s third QP: set up (%s)", t,
+		      err < 0 ? "no QP or MR" : strerror(err));
+		goto out;
+	}
+	memset(cbuf, 0xc3, MSG);
+	memset(bwin, 0, MSG);
+	drain(cq, 0, 20, &recvs);
+	off0 = port_counter("rcvd_off_path");
+	check(!post_recv(b, bbuf, mr), "%s third QP: B posts a receive", t);
+	check(!post_one(c, IBV_WR_SEND, cbuf, mr, 0, 0) &&
+	      !post_one(c, IBV_WR_RDMA_WRITE, cbuf, mr, (uintptr_t)bwin,
+			mr->rkey),
+	      "%s third QP: C, pointed at B, posts a SEND and a WRITE", t);
+	drain(cq, b->qp_num, 300, &recvs);
+	check(recvs == 0, "%s third QP: B, connected to A, takes nothing of C's (%d receives)",
+	      t, recvs);
+	check(bwin[0] == 0, "%s third QP: C's WRITE did not land in B's memory", t);
+	off1 = port_counter("rcvd_off_path");
+	/* RC: the SEND fails, and takes C to ERR, which flushes the WRITE */
+	check(off0 >= 0 && off1 >= off0 + (type == IBV_QPT_RC ? 1 : 2),
+	      "%s third QP: counted in rcvd_off_path (%lld -> %lld)", t,
+	      off0, off1);
+	memset(buf, 0xa5, MSG);
+	check(!post_one(a, IBV_WR_SEND, buf, mr, 0, 0),
+	      "%s third QP: A sends to B", t);
+	wc.status = NO_WC;
+	for (int i = 0; i < 2; i++) {
+		wc = next_wc(cq);
+		if (wc.status != IBV_WC_SUCCESS || (wc.opcode & IBV_WC_RECV))
+			break;
+	}
+	check(wc.status == IBV_WC_SUCCESS && wc.qp_num == b->qp_num &&
+	      bbuf[0] == (char)0xa5,
+	      "%s third QP: B takes A's message (%s, QPN %#x)", t,
+	      ibv_wc_status_str(wc.status), wc.qp_num);
+out:
+	drain(cq, 0, 20, &recvs);
+	if (c)
+		ibv_destroy_qp(c);
+	if (b)
+		ibv_destroy_qp(b);
+	if (a)
+		ibv_destroy_qp(a);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+}
+
+/* A destroyed QP's number and an MR's key index, not handed out at once. */
+static void numbers(void)
+{
+	struct ibv_qp *q = make_qp(IBV_QPT_RC, cq, 8);
+	struct ibv_mr *mr[8] = {};
+	uint32_t qpn = q ? q->qp_num : 0, idx;
+	char *buf = malloc(4096);
+	int i, seq = 0, ok = 1;
+
+	if (q)
+		ibv_destroy_qp(q);
+	q = make_qp(IBV_QPT_RC, cq, 8);
+	/* one handed out cyclically is above every number used so far */
+	check(q && q->qp_num > qpn,
+	      "a new QP gets a number above the one a QP destroyed just before had (%#x, then %#x)",
+	      qpn, q ? q->qp_num : 0);
+	if (q)
+		ibv_destroy_qp(q);
+
+	for (i = 0; buf && i < 8; i++) {
+		mr[i] = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+		ok &= mr[i] != NULL;
+		if (i && mr[i] && mr[i - 1])
+			seq += (uint8_t)mr[i]->rkey ==
+			       (uint8_t)(mr[i - 1]->rkey + 1);
+	}
+	check(ok, "register 8 MRs");
+	if (!ok)
+		goto out;
+	check(seq < 7, "fresh keys' variant bytes do not count up one by one (%d of 7 steps did)",
+	      seq);
+	for (i = 0, idx = 0; i < 8; i++)
+		if (mr[i]->rkey >> 8 > idx)
+			idx = mr[i]->rkey >> 8;
+	ibv_dereg_mr(mr[7]);
+	mr[7] = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	check(mr[7] && mr[7]->rkey >> 8 > idx,
+	      "a new MR's key index is above those of the MRs before it, one of them just deregistered (%#x, then %#x)",
+	      idx, mr[7] ? mr[7]->rkey >> 8 : 0);
+out:
+	for (i = 0; i < 8; i++)
+		if (mr[i])
+			ibv_dereg_mr(mr[i]);
+	free(buf);
+}
+
+struct feeder {
+	struct vhca_qp *qp;
+	atomic_int stop;
+	atomic_int done;	/* 1: stopped when told; 2: gave up waiting */
+	atomic_int started;
+	unsigned long moves;
+};
+
+/*
+ * Keep the producer of an error-state QP's send ring a whole ring ahead
+ * of the kernel's consumer, as a hostile process can: every slot the
+ * flush frees is posted again at once.  Gives up after 8 s.
+ */
+static void *feed(void *arg)
+{
+	struct feeder *f = arg;
+	struct vhca_mring *r = &f->qp->sq;
+	uint32_t slots = 1U << r->log2_slots;
+	time_t end = time(NULL) + 8;
+
+	atomic_store(&f->started, 1);
+	while (!atomic_load(&f->stop)) {
+		uint32_t cons = __atomic_load_n(&r->hdr->consumer,
+						__ATOMIC_ACQUIRE);
+
+		__atomic_store_n(&r->hdr->producer, cons + slots,
+				 __ATOMIC_RELEASE);
+		f->moves++;
+		if (!(f->moves & 0xfff) && time(NULL) >= end) {
+			atomic_store(&f->done, 2);
+			return NULL;
+		}
+	}
+	atomic_store(&f->done, 1);
+	return NULL;
+}
+
+/* The calling thread's CPU time in the doorbell system call, in ns. */
+static long long doorbell_cpu_ns(struct vhca_qp *qp, ssize_t *w)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	/* the provider's own doorbell: POST_SEND with no WR */
+	*w = write(qp->vqp.qp.context->cmd_fd, &qp->db, sizeof(qp->db));
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	return (t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec;
+}
+
+/*
+ * What one doorbell of a QP in the error state costs its caller: the CPU
+ * time of flushing one full ring, against that of the doorbell while a
+ * thread keeps the producer a ring ahead.  The engine's work goes on with
+ * the rest, on its own time; the caller's system call must not.  A
+ * ratio of two figures of the same run, not a time limit.
+ */
+static void bounded_flush(void)
+{
+	struct ibv_cq *fcq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	struct ibv_qp *ibqp = fcq ? make_qp(IBV_QPT_UC, fcq, 4096) : NULL;
+	long long one_ring, fed;
+	struct feeder f = {};
+	uint32_t slots, c0;
+	ssize_t w1, w2;
+	pthread_t t;
+	int done;
+
+	if (!ibqp || qp_self_rts(ibqp, &gid) ||
+	    ibv_modify_qp(ibqp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR },
+			  IBV_QP_STATE)) {
+		check(0, "bounded flush: a UC QP in the error state");
+		goto out;
+	}
+	f.qp = container_of(ibqp, struct vhca_qp, vqp.qp);
+	slots = 1U << f.qp->sq.log2_slots;
+
+	c0 = __atomic_load_n(&f.qp->sq.hdr->consumer, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&f.qp->sq.hdr->producer, c0 + slots, __ATOMIC_RELEASE);
+	one_ring = doorbell_cpu_ns(f.qp, &w1);
+	check(w1 == (ssize_t)sizeof(f.qp->db) &&
+	      __atomic_load_n(&f.qp->sq.hdr->consumer, __ATOMIC_ACQUIRE) ==
+	      c0 + slots,
+	      "bounded flush: one doorbell flushes a full ring of %u WQEs (%lld us)",
+	      slots, one_ring / 1000);
+
+	if (pthread_create(&t, NULL, feed, &f)) {
+		check(0, "bounded flush: start the feeding thread");
+		goto out;
+	}
+	while (!atomic_load(&f.started))
+		usleep(1000);
+	usleep(50000);
+	fed = doorbell_cpu_ns(f.qp, &w2);
+	done = atomic_load(&f.done);
+	atomic_store(&f.stop, 1);
+	pthread_join(t, NULL);
+	check(w2 == (ssize_t)sizeof(f.qp->db) && done == 0,
+	      "bounded flush: the doorbell returns while a thread keeps the producer a ring ahead (%s)",
+	      done == 2 ? "only once the thread gave up, 8 s later" :
+	      done ? "the thread stopped first" : "yes");
+	/* a ring, and the second look at the producer that hands the rest on */
+	check(fed <= 4 * one_ring + 500000,
+	      "bounded flush: that doorbell costs its caller at most a few rings' flushing (%lld us, %.1f rings)",
+	      fed / 1000, one_ring ? (double)fed / one_ring : 0.0);
+out:
+	if (ibqp)
+		check(!ibv_destroy_qp(ibqp), "bounded flush: destroy the QP");
+	if (fcq)
+		ibv_destroy_cq(fcq);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: isolation DEVICE\n");
+		return 2;
+	}
+	dev_name = argv[1];
+	ctx = open_dev(dev_name);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	cq = ctx ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	check(pd && cq && !ibv_query_gid(ctx, 1, 0, &gid), "open %s", dev_name);
+	if (!pd || !cq)
+		return tap_done();
+	third_qp(IBV_QPT_UC);
+	third_qp(IBV_QPT_RC);
+	numbers();
+	bounded_flush();
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return tap_done();
+}
