@@ -213,8 +213,10 @@ build_initramfs() {
 			esac
 			basename "${m%.xz}" >>"$dir/mod/order"
 		done
-		(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.tmp"
-		mv "$img.tmp" "$img"
+		# two guests may build the same image at once (the debug lanes):
+		# each its own file, renamed into place whole
+		(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.$$.tmp"
+		mv -f "$img.$$.tmp" "$img"
 		rm -rf "$dir"
 	fi
 	echo "$img"
