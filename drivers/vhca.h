@@ -272,6 +272,8 @@ enum vhca_mr_type {
  *	through it, under RCU, and dereg_mr waits a grace period)
  * @qp_uid: the QP a bound type 2 window belongs to (vhca_qp.uid)
  * @mw_type: a window's IB_MW_TYPE_*
+ * @dead: a window being deallocated: a bind that found it before it left
+ *	mr_xa binds nothing (it would hold its MR's @nr_mw for good)
  * @lock: serialises a window's binds and invalidations
  */
 struct vhca_mr {
@@ -295,6 +297,7 @@ struct vhca_mr {
 	struct vhca_mr *parent;
 	u64 qp_uid;
 	u8 mw_type;
+	bool dead;
 	spinlock_t lock;	/* a window's binds and invalidations */
 };
 
@@ -736,6 +739,7 @@ void vhca_mcast_dev_gone(struct vhca_dev *vdev);
 extern const struct ib_device_ops vhca_mw_ops;
 int vhca_mw_bind(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 const struct vhca_swqe *w);
+void vhca_mw_kill(struct vhca_mr *win);
 bool vhca_mw_invalidate(struct vhca_mr *win, u32 key,
 			const struct vhca_qp *remote);
 

@@ -102,7 +102,7 @@ int vhca_mw_bind(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	spin_lock_bh(&win->lock);
 	old = READ_ONCE(win->key);
-	if (win->mw_type == IB_MW_TYPE_2 && old)
+	if (win->dead || (win->mw_type == IB_MW_TYPE_2 && old))
 		goto out;
 	/* an MR whose deregistration has begun takes no window */
 	if (mr && !atomic_inc_unless_negative(&mr->nr_mw))
@@ -179,6 +179,23 @@ static int vhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	return 0;
 }
 
+/**
+ * vhca_mw_kill() - end a window that is being deallocated
+ * @win: the window, gone from mr_xa already
+ *
+ * Its key goes, its MR is let go, and a bind that found the window before
+ * it left mr_xa, and runs after this, binds nothing: it would take a hold
+ * on the MR that no one would ever drop.
+ */
+void vhca_mw_kill(struct vhca_mr *win)
+{
+	spin_lock_bh(&win->lock);
+	win->dead = true;
+	vhca_mr_revoke(win, READ_ONCE(win->key));
+	vhca_mw_unbind(win);
+	spin_unlock_bh(&win->lock);
+}
+
 /*
  * The core frees the ib_mw when this returns; the engine may still be
  * looking at the window under RCU, so that is freed after a grace period.
@@ -188,10 +205,7 @@ static int vhca_dealloc_mw(struct ib_mw *ibmw)
 	struct vhca_mr *win = to_vmw(ibmw)->win;
 
 	xa_erase(&to_vdev(ibmw->device)->mr_xa, win->ibmr.lkey >> 8);
-	spin_lock_bh(&win->lock);
-	vhca_mr_revoke(win, READ_ONCE(win->key));
-	vhca_mw_unbind(win);
-	spin_unlock_bh(&win->lock);
+	vhca_mw_kill(win);
 	kfree_rcu(win, rcu);
 	return 0;
 }

@@ -523,9 +523,49 @@ static void mw_keys(struct kunit *test)
 }
 
 /*
+ * A bind that found a window just before dealloc_mw took it out of the
+ * key table, and runs just after: it binds nothing, and the MR is free to
+ * go (before, the MR stayed busy for good and uverbs warned at exit).
+ */
+static void mw_bind_dead(struct kunit *test)
+{
+	struct engine_fixture *f = test->priv;
+	struct vhca_mr *win = kunit_kzalloc(test, sizeof(*win), GFP_KERNEL);
+	struct vhca_swqe w = {};
+	u32 index;
+	int status;
+
+	KUNIT_ASSERT_NOT_NULL(test, win);
+	KUNIT_ASSERT_EQ(test, xa_alloc(&f->vdev.mr_xa, &index, win,
+				       XA_LIMIT(1, VHCA_MAX_MR), GFP_KERNEL), 0);
+	win->type = VHCA_MR_MW;
+	win->mw_type = IB_MW_TYPE_1;
+	win->pd = &f->pd;
+	spin_lock_init(&win->lock);
+	f->mr.access |= IB_ACCESS_MW_BIND;
+	w.ex = index << 8 | 0x44;
+	w.bind.mr_lkey = f->key;
+	w.bind.addr = 0x10800;
+	w.bind.length = 0x100;
+	w.bind.access = IB_ACCESS_REMOTE_WRITE;
+
+	/* the window is still where the bind looks it up: the race's state */
+	vhca_mw_kill(win);
+	rcu_read_lock();
+	status = vhca_mw_bind(&f->vdev, &f->qp, &w);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, status, IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.nr_mw), 0);
+	KUNIT_EXPECT_NULL(test, vhca_mr_find_remote(&f->vdev, w.ex, &f->qp,
+						    IB_ACCESS_REMOTE_WRITE,
+						    0x10800, 16));
+	xa_erase(&f->vdev.mr_xa, index);
+}
+
+/*
  * The atomics' and ATOMIC WRITE's word: stored and swapped in the page the
  * MR names; refused, untouched, where it is not one aligned word in
- * memory.  The core keeps an MR's iova and its memory at the same offset
+ * memory, or once the key was invalidated.  The core keeps an MR's iova and its memory at the same offset
  * in a page, so only a page list entry out of line (which no ULP can
  * make) gets there; nothing may be stored then past the word's page.
  */
@@ -578,6 +618,7 @@ static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(mr_readers),
 	KUNIT_CASE(segs_hold),
 	KUNIT_CASE(mw_keys),
+	KUNIT_CASE(mw_bind_dead),
 	KUNIT_CASE(atomic_word),
 #ifdef VHCA_FLUSH
 	KUNIT_CASE(flush_checks),
