@@ -341,9 +341,14 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
 
-	if (!vhca_atomic(rmr, va, w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
-			 w->atomic.compare_add, w->atomic.swap, &old))
+	switch (vhca_atomic(rmr, w->atomic.rkey, va,
+			    w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
+			    w->atomic.compare_add, w->atomic.swap, &old)) {
+	case -EINVAL:
 		return IB_WC_REM_INV_REQ_ERR;
+	case -EACCES:
+		return IB_WC_REM_ACCESS_ERR;	/* invalidated meanwhile */
+	}
 	res = (struct vhca_seg){ .kbuf = (const u8 *)&old, .len = sizeof(old) };
 	src = (struct vhca_cursor){ .seg = &res, .nseg = 1 };
 	dst = (struct vhca_cursor){ .seg = seg, .nseg = 1 };
@@ -372,8 +377,12 @@ static int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 			  IB_ACCESS_REMOTE_WRITE);
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
-	if (!vhca_atomic_store(rmr, va, w->atomic.swap))
+	switch (vhca_atomic_store(rmr, w->atomic.rkey, va, w->atomic.swap)) {
+	case -EINVAL:
 		return IB_WC_REM_INV_REQ_ERR;
+	case -EACCES:
+		return IB_WC_REM_ACCESS_ERR;
+	}
 	return IB_WC_SUCCESS;
 }
 

@@ -134,9 +134,9 @@ void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 		    u32 len);
 int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
 		   const struct vhca_swqe *w);
-bool vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
-		 u64 swap, u64 *orig);
-bool vhca_atomic_store(struct vhca_mr *mr, u64 va, u64 val);
+int vhca_atomic(struct vhca_mr *mr, u32 key, u64 va, bool cas,
+		u64 compare_add, u64 swap, u64 *orig);
+int vhca_atomic_store(struct vhca_mr *mr, u32 key, u64 va, u64 val);
 #ifdef VHCA_FLUSH
 int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len, u8 type,
 	       u8 level);

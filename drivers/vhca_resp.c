@@ -509,9 +509,13 @@ static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 				 IB_ACCESS_REMOTE_ATOMIC, m->va, sizeof(u64));
 	if (!mr)
 		return VHCA_NAK_REM_ACCESS;
-	if (!vhca_atomic(mr, m->va, m->op == VHCA_OP_CMP_SWAP, m->compare,
-			 m->swap, orig))
+	switch (vhca_atomic(mr, m->rkey, m->va, m->op == VHCA_OP_CMP_SWAP,
+			    m->compare, m->swap, orig)) {
+	case -EINVAL:
 		return VHCA_NAK_INV_REQ;	/* misaligned in memory */
+	case -EACCES:
+		return VHCA_NAK_REM_ACCESS;	/* invalidated meanwhile */
+	}
 	return -1;
 }
 
@@ -537,8 +541,12 @@ static int vhca_resp_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!mr)
 		return VHCA_NAK_REM_ACCESS;
 	memcpy(&val, m->data, sizeof(val));	/* in memory order */
-	if (!vhca_atomic_store(mr, m->va, val))
+	switch (vhca_atomic_store(mr, m->rkey, m->va, val)) {
+	case -EINVAL:
 		return VHCA_NAK_INV_REQ;
+	case -EACCES:
+		return VHCA_NAK_REM_ACCESS;
+	}
 	return -1;
 }
 

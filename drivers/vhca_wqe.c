@@ -566,9 +566,48 @@ static u64 *vhca_atomic_map(struct vhca_mr *mr, u64 va)
 	return p;
 }
 
+/*
+ * Map @mr's word at @va for one atomic, holding the key it was found by
+ * as vhca_segs_hold() does for a copy: a LOCAL_INV or SEND_WITH_INV of a
+ * fast-register MR or a window completes only once vhca_atomic_end() let
+ * go, so the word is never written after the key is gone nor in pages a
+ * REG_MR put there since.  Bottom halves are off in between: an
+ * invalidation spins for the hold, and may run in softirq on this CPU.
+ * Returns the word, or an ERR_PTR: -EINVAL if it is not one aligned word
+ * in memory (vhca_atomic_map()), -EACCES if the key went.
+ */
+static u64 *vhca_atomic_begin(struct vhca_mr *mr, u32 key, u64 va)
+{
+	struct vhca_seg seg = { .mr = mr, .key = key };
+	u64 *p;
+
+	local_bh_disable();
+	if (!vhca_segs_hold(&seg, 1)) {
+		local_bh_enable();
+		return ERR_PTR(-EACCES);
+	}
+	p = vhca_atomic_map(mr, va);
+	if (!p) {
+		vhca_segs_release(&seg, 1);
+		local_bh_enable();
+		return ERR_PTR(-EINVAL);
+	}
+	return p;
+}
+
+static void vhca_atomic_end(struct vhca_mr *mr, u32 key, u64 *p)
+{
+	struct vhca_seg seg = { .mr = mr, .key = key };
+
+	vhca_mr_unmap(mr, p);
+	vhca_segs_release(&seg, 1);
+	local_bh_enable();
+}
+
 /**
  * vhca_atomic() - compare-and-swap or fetch-and-add on 8 bytes of an MR
  * @mr: the MR, found for @va with IB_ACCESS_REMOTE_ATOMIC
+ * @key: the rkey it was found by
  * @va: 8-byte aligned
  * @cas: compare-and-swap (else fetch-and-add)
  * @compare_add: what to compare with, or to add
@@ -578,17 +617,18 @@ static u64 *vhca_atomic_map(struct vhca_mr *mr, u64 va)
  * cmpxchg on the mapped word makes it atomic against every other atomic
  * of this host (and the CPUs).
  *
- * Return: false, with nothing done, if the word is not aligned in memory
- * (vhca_atomic_map()).
+ * Return: 0; or, with nothing done, -EINVAL if the word is not aligned in
+ * memory (vhca_atomic_map()), -EACCES if the key was invalidated since
+ * it was found.
  */
-bool vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
-		 u64 swap, u64 *orig)
+int vhca_atomic(struct vhca_mr *mr, u32 key, u64 va, bool cas,
+		u64 compare_add, u64 swap, u64 *orig)
 {
 	u64 *p, old, new, seen;
 
-	p = vhca_atomic_map(mr, va);
-	if (!p)
-		return false;
+	p = vhca_atomic_begin(mr, key, va);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	old = READ_ONCE(*p);
 	for (;;) {
 		if (cas)
@@ -600,14 +640,15 @@ bool vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
 			break;
 		old = seen;
 	}
-	vhca_mr_unmap(mr, p);
+	vhca_atomic_end(mr, key, p);
 	*orig = old;
-	return true;
+	return 0;
 }
 
 /**
  * vhca_atomic_store() - an ATOMIC WRITE's store of 8 bytes into an MR
  * @mr: the MR, found for @va with IB_ACCESS_REMOTE_WRITE
+ * @key: the rkey it was found by
  * @va: 8-byte aligned
  * @val: the bytes, in the order they go to memory
  *
@@ -615,19 +656,18 @@ bool vhca_atomic(struct vhca_mr *mr, u64 va, bool cas, u64 compare_add,
  * every store the QP made before it: what an ATOMIC WRITE is for is to
  * publish data the WRITEs before it placed (a flag, a tail index).
  *
- * Return: false, with nothing stored, if the word is not aligned in
- * memory (vhca_atomic_map()).
+ * Return: 0, or as vhca_atomic() does, with nothing stored.
  */
-bool vhca_atomic_store(struct vhca_mr *mr, u64 va, u64 val)
+int vhca_atomic_store(struct vhca_mr *mr, u32 key, u64 va, u64 val)
 {
-	u64 *p = vhca_atomic_map(mr, va);
+	u64 *p = vhca_atomic_begin(mr, key, va);
 
-	if (!p)
-		return false;
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	/* Release: the QP's earlier stores are seen before this one. */
 	smp_store_release(p, val);
-	vhca_mr_unmap(mr, p);
-	return true;
+	vhca_atomic_end(mr, key, p);
+	return 0;
 }
 
 #ifdef VHCA_FLUSH
