@@ -173,11 +173,17 @@ err:
 int vhca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 {
 	struct vhca_srq *srq = to_vsrq(ibsrq);
+	u32 depth, prod, cons, limit;
 	struct nlattr *table;
 	unsigned long flags;
-	u32 cons, limit;
 
+	/*
+	 * A resize swaps the ring under this lock, then frees the old one:
+	 * nothing of the ring is read outside it.
+	 */
 	spin_lock_irqsave(&srq->lock, flags);
+	depth = 1U << srq->ring.g.log2_slots;
+	prod = vhca_res_prod(&srq->ring);
 	cons = srq->cons;
 	limit = srq->limit;
 	spin_unlock_irqrestore(&srq->lock, flags);
@@ -186,7 +192,9 @@ int vhca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 	if (!table)
 		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "srqn", srq->srqn) ||
-	    vhca_res_ring(msg, "depth", "prod", "cons", &srq->ring, cons) ||
+	    rdma_nl_put_driver_u32(msg, "depth", depth) ||
+	    rdma_nl_put_driver_u32(msg, "prod", prod) ||
+	    rdma_nl_put_driver_u32(msg, "cons", cons) ||
 	    rdma_nl_put_driver_u32(msg, "limit", limit)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;

@@ -106,6 +106,21 @@ tap_run qp build/tests/qp vhca0
 tap_run send build/tests/send vhca0
 tap_run hostile build/tests/hostile vhca0
 tap_run isolation build/tests/isolation vhca0
+# `rdma res show srq -d` needs no privilege and reads the SRQ's ring,
+# which a resize replaces and frees (it read it unlocked before)
+srq_res_race() {
+	local pid n=0
+	build/tests/isolation vhca0 srq-resize 2000 &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			rdma res show srq -d >/dev/null || return 1
+		n=$((n + 1))
+	done
+	echo "# $n reads of the SRQ table during the resizes"
+	wait $pid && [ $n -ge 20 ]
+}
+check "rdma res show srq -d, unprivileged, against 2000 resizes of a user SRQ" srq_res_race
 # no CAP_IPC_LOCK (dropped from the bounding set), 64 KiB of RLIMIT_MEMLOCK
 tap_run hostile-memlock setpriv --bounding-set -ipc_lock \
 	bash -c "ulimit -l 64 && exec build/tests/hostile vhca0 memlock"

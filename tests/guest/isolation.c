@@ -341,14 +341,41 @@ out:
 		ibv_destroy_cq(fcq);
 }
 
+/*
+ * isolation DEVICE srq-resize N: resize one SRQ N times, between 16 and
+ * 4096 WRs, for a reader of its ring to race (tests/guest/device.sh runs
+ * `rdma res show srq -d` meanwhile).  Exit status 0 if every resize
+ * succeeded.
+ */
+static int srq_resize(int n)
+{
+	struct ibv_srq_init_attr ia = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &ia);
+	int i, errors = 0;
+
+	if (!srq)
+		return 1;
+	for (i = 0; i < n; i++) {
+		struct ibv_srq_attr a = { .max_wr = i & 1 ? 16 : 4096 };
+
+		errors += !!ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR);
+	}
+	errors += !!ibv_destroy_srq(srq);
+	return errors ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: isolation DEVICE\n");
+	if (argc != 2 && (argc != 4 || strcmp(argv[2], "srq-resize"))) {
+		fprintf(stderr, "usage: isolation DEVICE [srq-resize N]\n");
 		return 2;
 	}
 	dev_name = argv[1];
 	ctx = open_dev(dev_name);
+	if (argc == 4) {
+		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+		return pd ? srq_resize(atoi(argv[3])) : 1;
+	}
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	cq = ctx ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
 	check(pd && cq && !ibv_query_gid(ctx, 1, 0, &gid), "open %s", dev_name);
