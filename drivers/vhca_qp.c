@@ -410,14 +410,34 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	spin_unlock_irq(&qp->rq_post_lock);
 }
 
+/*
+ * Whether nothing of the send queue is under way: no WQE on the wire
+ * waiting for its ACK, no UC message half sent, no local WQE half moved.
+ * Caller holds qp->lock.
+ */
+static bool vhca_qp_sq_drained(const struct vhca_qp *qp)
+{
+	return !qp->exec.off && !qp->wire_pkt &&
+	       !(qp->req.fl && qp->req.next != qp->sq_cons);
+}
+
 /* Checks ib_modify_qp_is_ok() leaves to the device. */
 static int vhca_qp_check_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
-			      int mask)
+			      int mask, enum ib_qp_state cur)
 {
 	struct vhca_av av;
 
 	if (mask & VHCA_QP_UNSUPPORTED)
 		return -EOPNOTSUPP;
+	/*
+	 * A path changes in SQD once the send queue has drained, as IBA's
+	 * SQ Drained event says it may: a WQE under way would go on by the
+	 * other path (local and wire state mixed, a peer's receive taken
+	 * and never completed).
+	 */
+	if ((mask & (IB_QP_AV | IB_QP_PATH_MTU)) && cur == IB_QPS_SQD &&
+	    !vhca_qp_sq_drained(qp))
+		return -EBUSY;
 	if ((mask & IB_QP_PORT) && attr->port_num != VHCA_PORT)
 		return -EINVAL;
 	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
@@ -558,7 +578,7 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out;
 	}
-	err = vhca_qp_check_attr(qp, attr, mask);
+	err = vhca_qp_check_attr(qp, attr, mask, cur);
 	if (err)
 		goto out;
 

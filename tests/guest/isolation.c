@@ -184,6 +184,64 @@ out:
 	free(buf);
 }
 
+/* SQD to SQD with a new AV: to this host's own GID, the engine's path. */
+static int sqd_to_local(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_SQD,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = gid, .hop_limit = 64 } },
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV) ? errno : 0;
+}
+
+/*
+ * A path changes in SQD only once the send queue drained: an RC SEND on
+ * the wire that nobody answers (a link-local GID whose MAC no host has)
+ * would otherwise go on by the engine's path, half wire and half local.
+ */
+static void sqd_path(void)
+{
+	union ibv_gid nobody = { .raw = { 0xfe, 0x80, [8] = 0x02, [9] = 0x00,
+					  [10] = 0x5e, [11] = 0xff, [12] = 0xfe,
+					  [15] = 0x53 } };
+	struct qp_path p = { .dest = 0x123, .gid = &nobody, .timeout = 20 };
+	struct ibv_qp *busy = make_qp(IBV_QPT_RC, cq, 8);
+	struct ibv_qp *idle = make_qp(IBV_QPT_RC, cq, 8);
+	char *buf = malloc(MSG);
+	struct ibv_mr *mr = buf ? ibv_reg_mr(pd, buf, MSG, 0) : NULL;
+	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD };
+	int err, recvs;
+
+	err = !busy || !idle || !mr ? -1 : qp_rts_path(busy, &p);
+	if (!err)
+		err = qp_rts_path(idle, &p);
+	if (err) {
+		check(0, "SQD path: two RC QPs towards a GID nobody has (%s)",
+		      err < 0 ? "no QP or MR" : strerror(err));
+		goto out;
+	}
+	check(!ibv_modify_qp(idle, &sqd, IBV_QP_STATE) && !sqd_to_local(idle),
+	      "SQD path: a drained QP in SQD changes its path to a local GID");
+	check(!post_one(busy, IBV_WR_SEND, buf, mr, 0, 0) &&
+	      !ibv_modify_qp(busy, &sqd, IBV_QP_STATE),
+	      "SQD path: a QP with a SEND on the wire goes to SQD");
+	err = sqd_to_local(busy);
+	check(err == EBUSY,
+	      "SQD path: its path does not change while the SEND is on the wire (%s)",
+	      err ? strerror(err) : "it changed");
+out:
+	if (busy)
+		ibv_destroy_qp(busy);
+	if (idle)
+		ibv_destroy_qp(idle);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	drain(cq, 0, 20, &recvs);
+}
+
 /* A destroyed QP's number and an MR's key index, not handed out at once. */
 static void numbers(void)
 {
@@ -384,6 +442,7 @@ int main(int argc, char **argv)
 	third_qp(IBV_QPT_UC);
 	third_qp(IBV_QPT_RC);
 	numbers();
+	sqd_path();
 	bounded_flush();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

@@ -146,6 +146,7 @@ struct qp_path {
 	uint32_t qkey;			/* UD: 0x11111111 */
 	uint8_t rd_atomic;		/* both directions: 1 */
 	uint8_t min_rnr_timer;		/* 1 */
+	uint8_t timeout;		/* RC: 14 (67 ms) */
 	int access;			/* granted besides the defaults */
 };
 
@@ -191,7 +192,7 @@ static inline int qp_rts_path(struct ibv_qp *qp, const struct qp_path *p)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = p->sq_psn;
-	a.timeout = 14;
+	a.timeout = p->timeout ? p->timeout : 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = rd;
