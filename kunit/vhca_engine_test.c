@@ -565,9 +565,10 @@ static void mw_bind_dead(struct kunit *test)
 /*
  * The atomics' and ATOMIC WRITE's word: stored and swapped in the page the
  * MR names; refused, untouched, where it is not one aligned word in
- * memory, or once the key was invalidated.  The core keeps an MR's iova and its memory at the same offset
- * in a page, so only a page list entry out of line (which no ULP can
- * make) gets there; nothing may be stored then past the word's page.
+ * memory, or once the key was invalidated.  The core keeps an MR's iova
+ * and its memory at the same offset in a page, so only a page list entry
+ * out of line (which no ULP can make) gets there; nothing may be stored
+ * then past the word's page.
  */
 static void atomic_word(struct kunit *test)
 {
@@ -592,8 +593,8 @@ static void atomic_word(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vhca_atomic(mr, key, iova + 8, true, v, 5, &orig),
 			0);
 	KUNIT_EXPECT_EQ(test, orig, v);
-	KUNIT_EXPECT_EQ(test, vhca_atomic(mr, key, iova + 8, false, 2, 0,
-				    &orig), 0);
+	KUNIT_EXPECT_EQ(test,
+			vhca_atomic(mr, key, iova + 8, false, 2, 0, &orig), 0);
 	KUNIT_EXPECT_EQ(test, orig, 5ULL);
 	memcpy(&word, buf + SZ_4K + 8, sizeof(word));
 	KUNIT_EXPECT_EQ(test, word, 7ULL);
