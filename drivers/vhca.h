@@ -25,6 +25,15 @@
 #define VHCA_MAX_MR		((1 << 24) - 1)	/* the index part of a key */
 #define VHCA_MAX_QP		65536
 #define VHCA_FIRST_QPN		2	/* QP0 and QP1 are special */
+/*
+ * What user processes cannot take of the device-wide tables, so that the
+ * kernel's ULPs (NVMe-oF, iSER, SRP, NFS) still connect once every
+ * process together took the rest: QPNs for 1024 queues, keys for as many
+ * MRs as their pools hold, a few multicast groups.
+ */
+#define VHCA_KERNEL_QPS		1024
+#define VHCA_KERNEL_KEYS	65536
+#define VHCA_KERNEL_MCAST	64
 /* as rxe: perftest sets a peer's max_rd_atomic to its own */
 #define VHCA_MAX_RD_ATOM	128
 /* kernel AHs, each a copy of its address vector; user AHs are the provider's */
@@ -114,6 +123,8 @@ struct vhca_dev {
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
 	u32 mr_next;		/* xa_alloc_cyclic()'s cursor in mr_xa */
 	u32 qp_next;		/* and in qp_xa */
+	atomic_t nr_user_keys;	/* keys of user MRs and windows */
+	atomic_t nr_user_qps;	/* QPs of user processes */
 	atomic64_t qp_uid;	/* the last vhca_qp.uid handed out */
 	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
 	struct xarray counter_xa;	/* rdma_counter id -> vhca_qp_counter */
@@ -524,6 +535,7 @@ struct vhca_exec_state {
  * @rq: the receive ring; rq.hdr is NULL when the QP uses an SRQ
  * @max_inline: inline bytes a send WQE can carry
  * @sig_all: every send WR completes (IB_SIGNAL_ALL_WR)
+ * @user: a user process's QP, counted in vhca_dev.nr_user_qps
  * @rq_cons: the kernel's consumer index of the receive ring
  * @rq_lock: guards rq_cons against the engines of QPs sending here
  * @sq_cons: the engine's consumer index of the send ring
@@ -574,6 +586,7 @@ struct vhca_qp {
 	struct vhca_uring rq;
 	u32 max_inline;
 	bool sig_all;
+	bool user;
 	u32 rq_cons;
 	spinlock_t rq_lock;	/* rq_cons */
 	u32 sq_cons;
@@ -720,6 +733,7 @@ struct vhca_mr *vhca_mr_find_remote_whole(struct vhca_dev *vdev, u32 key,
 					  const struct vhca_qp *qp,
 					  int access);
 int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid);
+void vhca_mr_key_free(struct vhca_dev *vdev, struct vhca_mr *mr);
 bool vhca_mr_revoke(struct vhca_mr *mr, u32 key);
 void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room);
 void vhca_mr_unmap(struct vhca_mr *mr, void *p);

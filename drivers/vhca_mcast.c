@@ -113,9 +113,10 @@ static int vhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	g = vhca_mcast_find(vdev, gid);
 	if (!g) {
 		err = -ENOMEM;
-		if (vdev->nr_mcast >= VHCA_MAX_MCAST_GRP)
+		if (vdev->nr_mcast >= VHCA_MAX_MCAST_GRP -
+				      (ibqp->uobject ? VHCA_KERNEL_MCAST : 0))
 			goto out;
-		g = kzalloc(sizeof(*g), GFP_KERNEL);
+		g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
 		if (!g)
 			goto out;
 		g->mgid = *gid;

@@ -184,13 +184,20 @@ void vhca_mr_unmap(struct vhca_mr *mr, void *p)
 		kunmap_local(p);
 }
 
+/* MRs and windows of user processes, as against the kernel's. */
+static bool vhca_mr_user(const struct vhca_mr *mr)
+{
+	return mr->type == VHCA_MR_USER || mr->type == VHCA_MR_MW;
+}
+
 /*
  * Keys are an xarray index shifted left by 8 with a variant byte below.
  * Indexes are handed out cyclically, so a freed key's index comes back
  * only after every other one has been used; the variant is random, so a
  * key is not guessed from one's own fresh key, and one that outlived its
- * region misses instead of finding the next one.  The MR becomes visible
- * to the engine here: everything else is set.
+ * region misses instead of finding the next one.  User MRs and windows
+ * leave VHCA_KERNEL_KEYS of the table to the kernel's.  The MR becomes
+ * visible to the engine here: everything else is set.
  */
 int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid)
 {
@@ -198,11 +205,19 @@ int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid)
 	int err;
 
 	mr->ibmr.lkey = 0;
+	if (vhca_mr_user(mr) &&
+	    atomic_inc_return(&vdev->nr_user_keys) > VHCA_MAX_MR - VHCA_KERNEL_KEYS) {
+		atomic_dec(&vdev->nr_user_keys);
+		return -ENOMEM;
+	}
 	err = xa_alloc_cyclic(&vdev->mr_xa, &index, mr,
 			      XA_LIMIT(1, VHCA_MAX_MR), &vdev->mr_next,
 			      GFP_KERNEL);
-	if (err < 0)
+	if (err < 0) {
+		if (vhca_mr_user(mr))
+			atomic_dec(&vdev->nr_user_keys);
 		return err == -EBUSY ? -ENOMEM : err;
+	}
 	mr->ibmr.lkey = index << 8 | get_random_u8();
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	if (!valid)
@@ -210,6 +225,14 @@ int vhca_mr_key_alloc(struct vhca_dev *vdev, struct vhca_mr *mr, bool valid)
 	/* Release: the MR is set up before its key works. */
 	smp_store_release(&mr->key, mr->ibmr.lkey);
 	return 0;
+}
+
+/* The key goes from the table; the engine may see it for a grace period. */
+void vhca_mr_key_free(struct vhca_dev *vdev, struct vhca_mr *mr)
+{
+	xa_erase(&vdev->mr_xa, mr->ibmr.lkey >> 8);
+	if (vhca_mr_user(mr))
+		atomic_dec(&vdev->nr_user_keys);
 }
 
 static struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
@@ -239,7 +262,7 @@ static int vhca_mr_pages(struct vhca_mr *mr)
 	size_t n = ib_umem_num_pages(mr->umem), i = 0;
 	struct sg_page_iter it;
 
-	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
@@ -268,7 +291,7 @@ static struct ib_mr *vhca_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 len,
 	if (!len || iova + len < iova)
 		return ERR_PTR(-EINVAL);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->type = VHCA_MR_USER;
@@ -547,7 +570,7 @@ static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	 */
 	if (atomic_cmpxchg(&mr->nr_mw, 0, -1) > 0)
 		return -EBUSY;
-	xa_erase(&to_vdev(ibmr->device)->mr_xa, ibmr->lkey >> 8);
+	vhca_mr_key_free(to_vdev(ibmr->device), mr);
 	if (mr->type != VHCA_MR_USER) {
 		call_rcu(&mr->rcu, vhca_mr_free_rcu);
 		return 0;

@@ -161,7 +161,7 @@ static int vhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EINVAL;
-	win = kzalloc(sizeof(*win), GFP_KERNEL);
+	win = kzalloc(sizeof(*win), GFP_KERNEL_ACCOUNT);
 	if (!win)
 		return -ENOMEM;
 	win->type = VHCA_MR_MW;
@@ -204,7 +204,7 @@ static int vhca_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct vhca_mr *win = to_vmw(ibmw)->win;
 
-	xa_erase(&to_vdev(ibmw->device)->mr_xa, win->ibmr.lkey >> 8);
+	vhca_mr_key_free(to_vdev(ibmw->device), win);
 	vhca_mw_kill(win);
 	kfree_rcu(win, rcu);
 	return 0;

@@ -164,16 +164,22 @@ static void vhca_qp_free_rings(struct vhca_qp *qp)
  * QPN 1 for the GSI QP, the others from 2 on, cyclically (as rxe hands
  * them out): a destroyed QP's number comes back only after every other
  * one has been used, so a stale peer's packet or a late completion does
- * not find a new QP under it.  Reserved only, so that no packet or peer
- * finds the QP before it is whole.  A QP that then fails to be created is
- * freed by the core at once, with no grace period for a reader that found
- * it.
+ * not find a new QP under it.  User processes together leave
+ * VHCA_KERNEL_QPS of them to the kernel.  Reserved only, so that no
+ * packet or peer finds the QP before it is whole.  A QP that then fails
+ * to be created is freed by the core at once, with no grace period for a
+ * reader that found it.
  */
-static int vhca_qpn_alloc(struct vhca_dev *vdev, enum ib_qp_type type,
-			  u32 *qpn)
+static int vhca_qpn_alloc(struct vhca_dev *vdev, struct vhca_qp *qp,
+			  enum ib_qp_type type, u32 *qpn)
 {
 	int err;
 
+	if (qp->user &&
+	    atomic_inc_return(&vdev->nr_user_qps) > VHCA_MAX_QP - VHCA_KERNEL_QPS) {
+		atomic_dec(&vdev->nr_user_qps);
+		return -ENOMEM;
+	}
 	if (type == IB_QPT_GSI) {
 		*qpn = 1;
 		err = xa_insert(&vdev->qp_xa, 1, NULL, GFP_KERNEL);
@@ -185,7 +191,16 @@ static int vhca_qpn_alloc(struct vhca_dev *vdev, enum ib_qp_type type,
 	}
 	if (err > 0)
 		err = 0;	/* the cursor wrapped */
+	if (err && qp->user)
+		atomic_dec(&vdev->nr_user_qps);
 	return err == -EBUSY ? -ENOMEM : err;
+}
+
+static void vhca_qpn_free(struct vhca_dev *vdev, struct vhca_qp *qp)
+{
+	xa_erase(&vdev->qp_xa, qp->ibqp.qp_num);
+	if (qp->user)
+		atomic_dec(&vdev->nr_user_qps);
 }
 
 /* The engine's scratch, the responder's and the RC requester's state. */
@@ -203,15 +218,17 @@ static void vhca_qp_free_bufs(struct vhca_qp *qp)
 
 /*
  * A new QP's scratch for the WQEs it runs, and for UC and RC its
- * responder's on the wire; RC's requester too.  What it got before
- * failing is for vhca_qp_free_bufs().  Returns 0 or -ENOMEM.
+ * responder's on the wire; RC's requester too, charged to the creator's
+ * memory cgroup as its rings are.  What it got before failing is for
+ * vhca_qp_free_bufs().  Returns 0 or -ENOMEM.
  */
 static int vhca_qp_alloc_bufs(struct vhca_qp *qp, enum ib_qp_type type,
 			      const struct vhca_qgeom *sg)
 {
 	qp->wqe = kmalloc((1U << sg->log2_stride) + VHCA_MAX_RWQE_STRIDE,
-			  GFP_KERNEL);
-	qp->seg = kmalloc_array(2 * VHCA_MAX_SGE, sizeof(*qp->seg), GFP_KERNEL);
+			  GFP_KERNEL_ACCOUNT);
+	qp->seg = kmalloc_array(2 * VHCA_MAX_SGE, sizeof(*qp->seg),
+				GFP_KERNEL_ACCOUNT);
 	if (!qp->wqe || !qp->seg)
 		return -ENOMEM;
 	qp->rwqe = qp->wqe + (1U << sg->log2_stride);
@@ -219,19 +236,20 @@ static int vhca_qp_alloc_bufs(struct vhca_qp *qp, enum ib_qp_type type,
 	qp->resp.cnp_next = jiffies;
 	if (type == IB_QPT_UC || type == IB_QPT_RC) {
 		/* the responder of messages from the wire */
-		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL);
+		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL_ACCOUNT);
 		qp->resp.seg = kmalloc_array(VHCA_MAX_SGE,
-					     sizeof(*qp->resp.seg), GFP_KERNEL);
+					     sizeof(*qp->resp.seg),
+					     GFP_KERNEL_ACCOUNT);
 		if (!qp->resp.wqe || !qp->resp.seg ||
-		    dst_cache_init(&qp->dst_cache, GFP_KERNEL))
+		    dst_cache_init(&qp->dst_cache, GFP_KERNEL_ACCOUNT))
 			return -ENOMEM;
 	}
 	if (type != IB_QPT_RC)
 		return 0;
 	qp->resp.atomic = kcalloc(VHCA_RC_ATOMIC_RES, sizeof(*qp->resp.atomic),
-				  GFP_KERNEL);
+				  GFP_KERNEL_ACCOUNT);
 	qp->resp.rd = kmalloc_array(VHCA_RD_QUEUE, sizeof(*qp->resp.rd),
-				    GFP_KERNEL);
+				    GFP_KERNEL_ACCOUNT);
 	if (!qp->resp.atomic || !qp->resp.rd)
 		return -ENOMEM;
 	return vhca_req_init(qp);
@@ -310,7 +328,8 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			return err;
 	}
 
-	err = vhca_qpn_alloc(vdev, init->qp_type, &qpn);
+	qp->user = !!udata;
+	err = vhca_qpn_alloc(vdev, qp, init->qp_type, &qpn);
 	if (err)
 		return err;
 	ibqp->qp_num = qpn;
@@ -362,7 +381,7 @@ err_buf:
 err_sq:
 	vhca_uring_destroy(&qp->sq);
 err_qpn:
-	xa_erase(&vdev->qp_xa, qpn);
+	vhca_qpn_free(vdev, qp);
 	return err;
 }
 
@@ -633,7 +652,7 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vhca_qp *qp = to_vqp(ibqp);
 
 	vhca_mcast_qp_gone(qp);
-	xa_erase(&to_vdev(ibqp->device)->qp_xa, ibqp->qp_num);
+	vhca_qpn_free(to_vdev(ibqp->device), qp);
 	synchronize_rcu();
 	if (qp->resp.rd)
 		vhca_resp_rd_drain(qp);

@@ -179,7 +179,8 @@ static void vhca_req_timer(struct timer_list *t)
  */
 int vhca_req_init(struct vhca_qp *qp)
 {
-	qp->req.fl = kvcalloc(VHCA_RC_WINDOW, sizeof(*qp->req.fl), GFP_KERNEL);
+	qp->req.fl = kvcalloc(VHCA_RC_WINDOW, sizeof(*qp->req.fl),
+			      GFP_KERNEL_ACCOUNT);
 	if (!qp->req.fl)
 		return -ENOMEM;
 	timer_setup(&qp->req.timer, vhca_req_timer, 0);

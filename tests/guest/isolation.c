@@ -242,6 +242,44 @@ out:
 	drain(cq, 0, 20, &recvs);
 }
 
+/*
+ * The device's multicast groups (1024): user processes together may make
+ * 960 of them, the rest are the kernel's.  One UD QP joins new groups
+ * until it is refused.
+ */
+static void mcast_reserve(void)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_UD, cq, 8);
+	union ibv_gid mgid = { .raw = { 0xff, 0x0e, [12] = 0x0e, [13] = 0x35 } };
+	int n, err = 0, i, bad;
+
+	if (!qp) {
+		check(0, "multicast reserve: a UD QP");
+		return;
+	}
+	for (n = 0; n < 1100; n++) {
+		mgid.raw[14] = n >> 8;
+		mgid.raw[15] = n;
+		if (ibv_attach_mcast(qp, &mgid, 0)) {
+			err = errno;
+			break;
+		}
+	}
+	check(n == 960 && err == ENOMEM,
+	      "multicast reserve: a user's QP joins 960 new groups, then ENOMEM (%d, %s)",
+	      n, err ? strerror(err) : "no error");
+	for (i = 0, bad = 0; i < n; i++) {
+		mgid.raw[14] = i >> 8;
+		mgid.raw[15] = i;
+		if (ibv_detach_mcast(qp, &mgid, 0))
+			bad++;
+	}
+	err = ibv_destroy_qp(qp);
+	check(!bad && !err,
+	      "multicast reserve: it leaves them all again (%d detaches failed, destroy: %s)",
+	      bad, err ? strerror(err) : "ok");
+}
+
 /* A destroyed QP's number and an MR's key index, not handed out at once. */
 static void numbers(void)
 {
@@ -443,6 +481,7 @@ int main(int argc, char **argv)
 	third_qp(IBV_QPT_RC);
 	numbers();
 	sqd_path();
+	mcast_reserve();
 	bounded_flush();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
