@@ -114,7 +114,7 @@ tap_run isolation build/tests/isolation vhca0
 # which a resize replaces and frees (it read it unlocked before)
 srq_res_race() {
 	local pid n=0
-	build/tests/isolation vhca0 srq-resize 2000 &
+	build/tests/isolation vhca0 srq-resize 3000 &
 	pid=$!
 	while kill -0 $pid 2>/dev/null; do
 		setpriv --reuid=nobody --regid=nogroup --clear-groups \
@@ -122,9 +122,9 @@ srq_res_race() {
 		n=$((n + 1))
 	done
 	echo "# $n reads of the SRQ table during the resizes"
-	wait $pid && [ $n -ge 20 ]
+	wait $pid && [ $n -ge 5 ]
 }
-check "rdma res show srq -d, unprivileged, against 2000 resizes of a user SRQ" srq_res_race
+check "rdma res show srq -d, unprivileged, against 3000 resizes of a user SRQ" srq_res_race
 # no CAP_IPC_LOCK (dropped from the bounding set), 64 KiB of RLIMIT_MEMLOCK
 tap_run hostile-memlock setpriv --bounding-set -ipc_lock \
 	bash -c "ulimit -l 64 && exec build/tests/hostile vhca0 memlock"

@@ -386,12 +386,11 @@ static void bounded_flush(void)
 {
 	struct ibv_cq *fcq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
 	struct ibv_qp *ibqp = fcq ? make_qp(IBV_QPT_UC, fcq, 4096) : NULL;
-	long long one_ring, fed;
-	struct feeder f = {};
+	long long one_ring = 0, fed = 0;
+	struct vhca_qp *qp;
 	uint32_t slots, c0;
-	ssize_t w1, w2;
-	pthread_t t;
-	int done;
+	int done = 0, i;
+	ssize_t w;
 
 	if (!ibqp || qp_self_rts(ibqp, &gid) ||
 	    ibv_modify_qp(ibqp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR },
@@ -399,37 +398,58 @@ static void bounded_flush(void)
 		check(0, "bounded flush: a UC QP in the error state");
 		goto out;
 	}
-	f.qp = container_of(ibqp, struct vhca_qp, vqp.qp);
-	slots = 1U << f.qp->sq.log2_slots;
+	qp = container_of(ibqp, struct vhca_qp, vqp.qp);
+	slots = 1U << qp->sq.log2_slots;
 
-	c0 = __atomic_load_n(&f.qp->sq.hdr->consumer, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&f.qp->sq.hdr->producer, c0 + slots, __ATOMIC_RELEASE);
-	one_ring = doorbell_cpu_ns(f.qp, &w1);
-	check(w1 == (ssize_t)sizeof(f.qp->db) &&
-	      __atomic_load_n(&f.qp->sq.hdr->consumer, __ATOMIC_ACQUIRE) ==
-	      c0 + slots,
-	      "bounded flush: one doorbell flushes a full ring of %u WQEs (%lld us)",
-	      slots, one_ring / 1000);
-
-	if (pthread_create(&t, NULL, feed, &f)) {
-		check(0, "bounded flush: start the feeding thread");
-		goto out;
+	/*
+	 * The figure is the caller's only if the doorbell ran the ring
+	 * itself, not the engine's work that RTS queued (it then only
+	 * kicks the work): a try counts when the consumer moved a ring by
+	 * the time the doorbell returned.
+	 */
+	for (i = 0; i < 5 && !one_ring; i++) {
+		usleep(100000);
+		c0 = __atomic_load_n(&qp->sq.hdr->consumer, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&qp->sq.hdr->producer, c0 + slots,
+				 __ATOMIC_RELEASE);
+		one_ring = doorbell_cpu_ns(qp, &w);
+		if (w != (ssize_t)sizeof(qp->db) ||
+		    __atomic_load_n(&qp->sq.hdr->consumer, __ATOMIC_ACQUIRE) !=
+		    c0 + slots)
+			one_ring = 0;
 	}
-	while (!atomic_load(&f.started))
-		usleep(1000);
-	usleep(50000);
-	fed = doorbell_cpu_ns(f.qp, &w2);
-	done = atomic_load(&f.done);
-	atomic_store(&f.stop, 1);
-	pthread_join(t, NULL);
-	check(w2 == (ssize_t)sizeof(f.qp->db) && done == 0,
+	check(one_ring > 0,
+	      "bounded flush: one doorbell flushes a full ring of %u WQEs (%lld us, try %d)",
+	      slots, one_ring / 1000, i);
+	if (!one_ring)
+		goto out;
+
+	/* a doorbell that did less than half a ring ran nothing itself */
+	for (i = 0; i < 3 && fed < one_ring / 2 && !done; i++) {
+		struct feeder f = { .qp = qp };
+		pthread_t t;
+
+		usleep(100000);
+		if (pthread_create(&t, NULL, feed, &f)) {
+			check(0, "bounded flush: start the feeding thread");
+			goto out;
+		}
+		while (!atomic_load(&f.started))
+			usleep(1000);
+		usleep(50000);
+		fed = doorbell_cpu_ns(qp, &w);
+		done = atomic_load(&f.done);
+		atomic_store(&f.stop, 1);
+		pthread_join(t, NULL);
+	}
+	check(w == (ssize_t)sizeof(qp->db) && done == 0,
 	      "bounded flush: the doorbell returns while a thread keeps the producer a ring ahead (%s)",
 	      done == 2 ? "only once the thread gave up, 8 s later" :
 	      done ? "the thread stopped first" : "yes");
 	/* a ring, and the second look at the producer that hands the rest on */
-	check(fed <= 4 * one_ring + 500000,
-	      "bounded flush: that doorbell costs its caller at most a few rings' flushing (%lld us, %.1f rings)",
-	      fed / 1000, one_ring ? (double)fed / one_ring : 0.0);
+	check(fed >= one_ring / 2 && fed <= 4 * one_ring + 500000,
+	      "bounded flush: that doorbell costs its caller about a ring's flushing (%lld us, %.1f rings)",
+	      fed / 1000, (double)fed / one_ring);
 out:
 	if (ibqp)
 		check(!ibv_destroy_qp(ibqp), "bounded flush: destroy the QP");
