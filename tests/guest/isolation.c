@@ -13,6 +13,7 @@
  * Prints TAP.  Usage: isolation DEVICE
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,8 +425,12 @@ static void bounded_flush(void)
 	if (!one_ring)
 		goto out;
 
-	/* a doorbell that did less than half a ring ran nothing itself */
-	for (i = 0; i < 3 && fed < one_ring / 2 && !done; i++) {
+	/*
+	 * A doorbell that only kicked the engine's work costs microseconds,
+	 * one that flushed costs a good part of a ring (the figures vary by
+	 * half between runs under TCG): below an eighth, it ran nothing.
+	 */
+	for (i = 0; i < 3 && fed < one_ring / 8 && !done; i++) {
 		struct feeder f = { .qp = qp };
 		pthread_t t;
 
@@ -447,7 +452,7 @@ static void bounded_flush(void)
 	      done == 2 ? "only once the thread gave up, 8 s later" :
 	      done ? "the thread stopped first" : "yes");
 	/* a ring, and the second look at the producer that hands the rest on */
-	check(fed >= one_ring / 2 && fed <= 4 * one_ring + 500000,
+	check(fed >= one_ring / 8 && fed <= 4 * one_ring + 500000,
 	      "bounded flush: that doorbell costs its caller about a ring's flushing (%lld us, %.1f rings)",
 	      fed / 1000, (double)fed / one_ring);
 out:
@@ -457,11 +462,19 @@ out:
 		ibv_destroy_cq(fcq);
 }
 
+static volatile sig_atomic_t stop_resizing;
+
+static void stop_handler(int sig)
+{
+	(void)sig;
+	stop_resizing = 1;
+}
+
 /*
- * isolation DEVICE srq-resize N: resize one SRQ N times, between 16 and
- * 4096 WRs, for a reader of its ring to race (tests/guest/device.sh runs
- * `rdma res show srq -d` meanwhile).  Exit status 0 if every resize
- * succeeded.
+ * isolation DEVICE srq-resize N: resize one SRQ N times (0: until
+ * SIGTERM), between 16 and 4096 WRs, for a reader of its ring to race
+ * (tests/guest/device.sh runs `rdma res show srq -d` meanwhile).  Exit
+ * status 0 if every resize succeeded.
  */
 static int srq_resize(int n)
 {
@@ -471,7 +484,8 @@ static int srq_resize(int n)
 
 	if (!srq)
 		return 1;
-	for (i = 0; i < n; i++) {
+	signal(SIGTERM, stop_handler);
+	for (i = 0; (!n || i < n) && !stop_resizing; i++) {
 		struct ibv_srq_attr a = { .max_wr = i & 1 ? 16 : 4096 };
 
 		errors += !!ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR);
