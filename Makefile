@@ -71,10 +71,11 @@ $(B)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -libverbs
 
-# hostile.c and isolation.c write into the rings through the provider's
-# own objects
-$(B)/tests/hostile $(B)/tests/isolation: TEST_CFLAGS += -Iuapi -Iuserspace -pthread
-$(B)/tests/hostile $(B)/tests/isolation: $(PROV_HDRS)
+# hostile.c, isolation.c and scenfuzz.c write into the rings through the
+# provider's own objects
+RING_TESTS := $(B)/tests/hostile $(B)/tests/isolation $(B)/tests/scenfuzz
+$(RING_TESTS): TEST_CFLAGS += -Iuapi -Iuserspace -pthread
+$(RING_TESTS): $(PROV_HDRS)
 
 $(B)/tests/%: tests/guest/%.c tests/guest/testlib.h
 	@mkdir -p $(@D)

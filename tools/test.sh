@@ -15,10 +15,10 @@
 # (tests/guest/leg.sh) and, where its rdma-core or kernel verbs differ,
 # pyverbs.  Then on the debug kernel (tools/debug-kernel.sh: KASAN,
 # lockdep, UBSAN, kmemleak, fault injection): the KUnit suites, the device
-# and kernel ULP tests again, every allocation of every verb failed in turn
-# and the ring fuzzer, two guests at a time, then the packet fuzzer from
-# one guest at the other (its checks that are fixed in time run on
-# Debian's kernel, before).
+# and kernel ULP tests again, network namespaces, every allocation of
+# every verb failed in turn, the ring fuzzer and the scenario fuzzer, two
+# guests at a time, then the packet fuzzer from one guest at the other
+# (its checks that are fixed in time run on Debian's kernel, before).
 # Ends with "N passed, N failed".
 #
 # VHCA_DEBUG_KERNEL=0 leaves the debug kernel out (a quicker run for
@@ -242,6 +242,7 @@ fi
 if [ "$debug" != 1 ]; then
 	echo "# debug kernel: not run (VHCA_DEBUG_KERNEL=0)"
 	tap guest-fuzz-rings tools/guest.sh 'bash tests/guest/fuzz-rings.sh'
+	tap guest-scenario tools/guest.sh 'bash tests/guest/scenario.sh'
 	tap guest-fuzz-wire tools/guest.sh --timeout 1500 \
 		--peer 'bash tests/guest/fuzz-wire.sh' 'bash tests/guest/fuzz-wire.sh'
 elif [ "$debug_ok" = 1 ]; then
@@ -255,7 +256,8 @@ elif [ "$debug_ok" = 1 ]; then
 		guest-netns-debug "tools/guest.sh --debug 'bash tests/guest/netns.sh'")
 	l2=(guest-device-debug "tools/guest.sh --debug 'bash tests/guest/device.sh'"
 		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
-		guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'")
+		guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'"
+		guest-scenario-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/scenario.sh 20'")
 	t0=$SECONDS
 	lane "${l1[@]}" &
 	lane "${l2[@]}"

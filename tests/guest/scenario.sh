@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# The scenario fuzzer (tests/guest/scenfuzz.c): processes in three network
+# namespaces drive random sequences of verbs calls and hand-written WQEs
+# at each other's QPs and keys, through vhcaa (ns a), vhcab (ns b, a's peer
+# on a veth) and vhca0 (the host's eth0).  Meanwhile one process is killed
+# mid-run, again and again, and at the end a link is deleted under a
+# running one.  A WARN panics the guest (panic_on_warn), a CPU held for
+# 20 s is a soft lockup; either, or any kernel report, fails the run.
+#
+#   bash tests/guest/scenario.sh [SCENARIOS_PER_PROCESS [SEED]]
+#
+# CI runs 4 processes x 20 scenarios on the debug kernel (150 each on
+# Debian's kernel without it) and checks that every one ran.
+. tests/guest/lib.sh
+
+count=${1:-${SCENFUZZ_COUNT:-150}}
+seed=${2:-${SCENFUZZ_SEED:-$RANDOM}}
+echo "# seed $seed, $count scenarios per process"
+
+check "panic_on_warn, soft lockups after 20 s panic" \
+	sysctl -q kernel.panic_on_warn=1 kernel.softlockup_panic=1 \
+	kernel.watchdog_thresh=10
+
+in_ns() { local n=$1; shift; ip netns exec "$n" "$@"; }
+ip netns add a
+ip netns add b
+ip link add va netns a type veth peer name vb netns b
+in_ns a ip addr add 10.79.0.1/24 dev va
+in_ns b ip addr add 10.79.0.2/24 dev vb
+for l in a:va b:vb a:lo b:lo; do in_ns "${l%%:*}" ip link set "${l#*:}" up; done
+ip link set eth0 up
+check "rdma link add vhcaa on va (ns a), vhcab on vb (ns b), vhca0 on eth0" \
+	bash -c 'ip netns exec a rdma link add vhcaa type vhca netdev va &&
+		 ip netns exec b rdma link add vhcab type vhca netdev vb &&
+		 rdma link add vhca0 type vhca netdev eth0'
+for d in vhcaa vhcab vhca0; do wait_gid "$d"; done
+
+board=/dev/shm/vhca-scenfuzz
+rm -f $board
+# slot NS DEV N: one fuzzing process
+fuzz() {
+	local s=$1 ns=$2 dev=$3
+	${ns:+in_ns "$ns"} build/tests/scenfuzz "$dev" $board "$s" \
+		$((seed * 8 + s)) "$count" >/tmp/scen.$s 2>&1
+}
+fuzz 0 a vhcaa & p0=$!
+fuzz 1 a vhcaa & p1=$!
+fuzz 2 b vhcab & p2=$!
+fuzz 3 "" vhca0 & p3=$!
+
+# the victim: killed mid-run, over and over, as long as the others run
+kills=0
+while kill -0 $p0 $p1 $p2 $p3 2>/dev/null; do
+	in_ns b build/tests/scenfuzz vhcab $board 4 $((seed + kills)) 1000000 \
+		>/dev/null 2>&1 &
+	v=$!
+	sleep 0.$((RANDOM % 9 + 1))
+	kill -9 $v 2>/dev/null
+	wait $v 2>/dev/null
+	kills=$((kills + 1))
+done
+rc=0
+for p in $p0 $p1 $p2 $p3; do wait $p || rc=1; done
+ran=$(cat /tmp/scen.[0-3] | awk '$1 == "scenarios" { n += $2 } END { print n + 0 }')
+echo "# a process was killed mid-run $kills times"
+check_eq "4 processes ran every scenario ($count each)" "$rc:$ran" "0:$((4 * count))"
+[ "$rc:$ran" = "0:$((4 * count))" ] || tail -n 5 /tmp/scen.[0-3] | sed 's/^/#   /'
+
+# a link deleted under a process fuzzing it: its calls fail, nothing else
+fuzz 5 "" vhca0 & p=$!
+sleep 1
+check "rdma link del vhca0 under a running fuzzer" rdma link del vhca0
+wait $p
+check "the fuzzer on the deleted link ended" bash -c "! kill -0 $p 2>/dev/null"
+check "rdma link del vhcaa, vhcab" \
+	bash -c 'ip netns exec a rdma link del vhcaa && ip netns exec b rdma link del vhcab'
+ip netns del a
+ip netns del b
+check "rmmod vhca" wait_for 20 rmmod vhca
+rm -f $board
+tap_done
