@@ -42,7 +42,7 @@ rm -f $board
 fuzz() {
 	local s=$1 ns=$2 dev=$3
 	${ns:+in_ns "$ns"} build/tests/scenfuzz "$dev" $board "$s" \
-		$((seed * 8 + s)) "$count" >/tmp/scen.$s 2>&1
+		$((seed * 8 + s)) "$count" >"/tmp/scen.$s" 2>&1
 }
 fuzz 0 a vhcaa & p0=$!
 fuzz 1 a vhcaa & p1=$!
@@ -61,7 +61,7 @@ while kill -0 $p0 $p1 $p2 $p3 2>/dev/null; do
 	kills=$((kills + 1))
 done
 rc=0
-for p in $p0 $p1 $p2 $p3; do wait $p || rc=1; done
+for p in $p0 $p1 $p2 $p3; do wait "$p" || rc=1; done
 ran=$(cat /tmp/scen.[0-3] | awk '$1 == "scenarios" { n += $2 } END { print n + 0 }')
 echo "# a process was killed mid-run $kills times"
 check_eq "4 processes ran every scenario ($count each)" "$rc:$ran" "0:$((4 * count))"
