@@ -15,10 +15,11 @@
 # (tests/guest/leg.sh) and, where its rdma-core or kernel verbs differ,
 # pyverbs.  Then on the debug kernel (tools/debug-kernel.sh: KASAN,
 # lockdep, UBSAN, kmemleak, fault injection): the KUnit suites, the device
-# and kernel ULP tests again, network namespaces, every allocation of
-# every verb failed in turn, the ring fuzzer and the scenario fuzzer, two
-# guests at a time, then the packet fuzzer from one guest at the other
-# (its checks that are fixed in time run on Debian's kernel, before).
+# and kernel ULP tests again, every allocation of every verb failed in
+# turn, the ring fuzzer and the scenario fuzzer (whose processes run in
+# network namespaces), two guests at a time, then the packet fuzzer from
+# one guest at the other (its checks that are fixed in time run on
+# Debian's kernel, before).
 # Ends with "N passed, N failed".
 #
 # VHCA_DEBUG_KERNEL=0 leaves the debug kernel out (a quicker run for
@@ -252,8 +253,7 @@ elif [ "$debug_ok" = 1 ]; then
 	# makes the lanes about equal (the run prints each time).
 	l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
 		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
-		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'"
-		guest-netns-debug "tools/guest.sh --debug 'bash tests/guest/netns.sh'")
+		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'")
 	l2=(guest-device-debug "tools/guest.sh --debug 'bash tests/guest/device.sh'"
 		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
 		guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'"
