@@ -554,10 +554,15 @@ void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
 	}
 }
 
-/* A UD SEND to a GID that is not this host's: RoCEv2 on the wire. */
+/*
+ * A UD SEND to a GID that is not this host's: RoCEv2 on the wire, from
+ * @sgid, the AV's source GID as vhca_exec_ud() found it (an ERR_PTR if
+ * it has none).
+ */
 static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 			const struct vhca_swqe *w, struct vhca_seg *sseg,
-			unsigned int ns, u32 len, u32 qkey)
+			unsigned int ns, u32 len, u32 qkey,
+			const struct ib_gid_attr *sgid)
 {
 	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
 	struct vhca_tx_hdr h = {
@@ -581,7 +586,7 @@ static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return IB_WC_SUCCESS;	/* lost, as on a congested wire */
 	vhca_copy(&dst, &src, len);
 	qp->attr.sq_psn = (qp->attr.sq_psn + 1) & VHCA_BTH_PSN_MASK;
-	vhca_net_send(vdev, skb, &w->ud.av, qp);
+	vhca_net_send(vdev, skb, &w->ud.av, sgid, qp);
 	return IB_WC_SUCCESS;
 }
 
@@ -616,14 +621,22 @@ static int vhca_exec_ud(struct vhca_dev *vdev, struct vhca_qp *qp,
 	qkey = (w->ud.remote_qkey & 0x80000000) ? qp->attr.qkey :
 						  w->ud.remote_qkey;
 
+	/*
+	 * The source GID says the sender's namespace, where the destination
+	 * is local or not; one gone since the AH was made has no route, and
+	 * the wire path drops the datagram and counts it.
+	 */
 	sgid = rdma_get_gid_attr(qp->ibqp.device, VHCA_PORT, av->sgid_index);
-	if (IS_ERR(sgid))
-		return IB_WC_LOC_QP_OP_ERR;	/* no such source GID */
-	pdev = vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid,
+	pdev = IS_ERR(sgid) ? NULL :
+	       vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid,
 			       vhca_gid_net(sgid));
 	if (!pdev) {
-		rdma_put_gid_attr(sgid);
-		return vhca_ud_wire(vdev, qp, w, sseg, ns, len, qkey);
+		int status = vhca_ud_wire(vdev, qp, w, sseg, ns, len, qkey,
+					  sgid);
+
+		if (!IS_ERR(sgid))
+			rdma_put_gid_attr(sgid);
+		return status;
 	}
 	peer = xa_load(&pdev->qp_xa, w->ud.remote_qpn);
 	net = vhca_build_grh(sgid, av, len, grh);

@@ -582,27 +582,26 @@ static void vhca_net_xmit(struct vhca_dev *vdev, struct sk_buff *skb,
  * vhca_net_send() - finish a packet and put it on the wire
  * @vdev: the sending device
  * @skb: from vhca_net_alloc(), payload written; consumed
- * @av: the address vector: source GID index, destination GID, IP fields
+ * @av: the address vector: destination GID, IP fields
+ * @sgid: its source GID's attribute, held by the caller, or an ERR_PTR
+ *	if the AV's index names none
  * @qp: the sending QP (its number is the UDP source port's entropy)
  *
- * For UD, whose AV comes with each WQE: the source GID is looked up, and
- * the route, for every packet.  Any context.  A datagram that cannot be
- * routed is dropped, as a wire would.
+ * For UD, whose AV comes with each WQE: the route is looked up for every
+ * packet.  Any context.  A datagram that cannot be routed is dropped, as
+ * a wire would.
  */
 void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
-		   const struct vhca_av *av, struct vhca_qp *qp)
+		   const struct vhca_av *av, const struct ib_gid_attr *sgid,
+		   struct vhca_qp *qp)
 {
-	const struct ib_gid_attr *attr;
-
-	attr = rdma_get_gid_attr(&vdev->ibdev, VHCA_PORT, av->sgid_index);
-	if (IS_ERR(attr)) {
+	if (IS_ERR(sgid)) {
 		vhca_count_qp(qp, VHCA_CNT_SEND_NO_ROUTE);
 		kfree_skb(skb);
 		return;
 	}
-	vhca_net_xmit(vdev, skb, av, &attr->gid,
-		      rdma_gid_attr_network_type(attr), qp, false, NULL);
-	rdma_put_gid_attr(attr);
+	vhca_net_xmit(vdev, skb, av, &sgid->gid,
+		      rdma_gid_attr_network_type(sgid), qp, false, NULL);
 }
 
 /**

@@ -95,7 +95,8 @@ void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
 		      struct vhca_qp *qp, const struct vhca_av *av,
 		      const union ib_gid *sgid);
 void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
-		   const struct vhca_av *av, struct vhca_qp *qp);
+		   const struct vhca_av *av, const struct ib_gid_attr *sgid,
+		   struct vhca_qp *qp);
 u32 vhca_net_room(struct vhca_qp *qp, bool *wait, int max);
 void vhca_net_drain(struct vhca_qp *qp);
 extern const struct ib_device_ops vhca_counter_ops;
