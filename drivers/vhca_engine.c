@@ -312,6 +312,23 @@ static int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
+ * What vhca_atomic() or vhca_atomic_store() returned, as the requester's
+ * completion status: -EACCES, the key invalidated since it was found;
+ * -EINVAL, the word not aligned in memory.
+ */
+static int vhca_atomic_status(int err)
+{
+	switch (err) {
+	case 0:
+		return IB_WC_SUCCESS;
+	case -EACCES:
+		return IB_WC_REM_ACCESS_ERR;
+	default:
+		return IB_WC_REM_INV_REQ_ERR;
+	}
+}
+
+/*
  * An atomic on the peer's 8 bytes at remote_addr; the original value goes
  * to our one 8-byte SGE.  cmpxchg on the mapped word makes it atomic
  * against every other atomic of this device (and the CPUs).
@@ -325,6 +342,7 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_qp *peer;
 	struct vhca_mr *rmr;
 	unsigned int ns;
+	int err;
 
 	if (w->num_sge != 1)
 		return IB_WC_LOC_LEN_ERR;
@@ -341,14 +359,11 @@ static int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
 
-	switch (vhca_atomic(rmr, w->atomic.rkey, va,
-			    w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
-			    w->atomic.compare_add, w->atomic.swap, &old)) {
-	case -EINVAL:
-		return IB_WC_REM_INV_REQ_ERR;
-	case -EACCES:
-		return IB_WC_REM_ACCESS_ERR;	/* invalidated meanwhile */
-	}
+	err = vhca_atomic(rmr, w->atomic.rkey, va,
+			  w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
+			  w->atomic.compare_add, w->atomic.swap, &old);
+	if (err)
+		return vhca_atomic_status(err);
 	res = (struct vhca_seg){ .kbuf = (const u8 *)&old, .len = sizeof(old) };
 	src = (struct vhca_cursor){ .seg = &res, .nseg = 1 };
 	dst = (struct vhca_cursor){ .seg = seg, .nseg = 1 };
@@ -377,13 +392,8 @@ static int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 			  IB_ACCESS_REMOTE_WRITE);
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
-	switch (vhca_atomic_store(rmr, w->atomic.rkey, va, w->atomic.swap)) {
-	case -EINVAL:
-		return IB_WC_REM_INV_REQ_ERR;
-	case -EACCES:
-		return IB_WC_REM_ACCESS_ERR;
-	}
-	return IB_WC_SUCCESS;
+	return vhca_atomic_status(vhca_atomic_store(rmr, w->atomic.rkey, va,
+						    w->atomic.swap));
 }
 
 /*

@@ -495,6 +495,23 @@ static int vhca_resp_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return -1;
 }
 
+/*
+ * What vhca_atomic() or vhca_atomic_store() returned, as a NAK code, or
+ * -1 for none: -EACCES, the key invalidated since it was found; -EINVAL,
+ * the word not aligned in memory.
+ */
+static int vhca_resp_atomic_nak(int err)
+{
+	switch (err) {
+	case 0:
+		return -1;
+	case -EACCES:
+		return VHCA_NAK_REM_ACCESS;
+	default:
+		return VHCA_NAK_INV_REQ;
+	}
+}
+
 /* Execute an atomic request.  Returns a NAK code, or -1 with *@orig. */
 static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 			    const struct vhca_conn_msg *m, u64 *orig)
@@ -509,14 +526,9 @@ static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 				 IB_ACCESS_REMOTE_ATOMIC, m->va, sizeof(u64));
 	if (!mr)
 		return VHCA_NAK_REM_ACCESS;
-	switch (vhca_atomic(mr, m->rkey, m->va, m->op == VHCA_OP_CMP_SWAP,
-			    m->compare, m->swap, orig)) {
-	case -EINVAL:
-		return VHCA_NAK_INV_REQ;	/* misaligned in memory */
-	case -EACCES:
-		return VHCA_NAK_REM_ACCESS;	/* invalidated meanwhile */
-	}
-	return -1;
+	return vhca_resp_atomic_nak(vhca_atomic(mr, m->rkey, m->va,
+						m->op == VHCA_OP_CMP_SWAP,
+						m->compare, m->swap, orig));
 }
 
 /*
@@ -541,13 +553,7 @@ static int vhca_resp_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!mr)
 		return VHCA_NAK_REM_ACCESS;
 	memcpy(&val, m->data, sizeof(val));	/* in memory order */
-	switch (vhca_atomic_store(mr, m->rkey, m->va, val)) {
-	case -EINVAL:
-		return VHCA_NAK_INV_REQ;
-	case -EACCES:
-		return VHCA_NAK_REM_ACCESS;
-	}
-	return -1;
+	return vhca_resp_atomic_nak(vhca_atomic_store(mr, m->rkey, m->va, val));
 }
 
 /*
