@@ -21,18 +21,27 @@ static u32 vhca_res_cons(const struct vhca_uring *r)
 	return r->hdr ? READ_ONCE(r->hdr->consumer) : 0;
 }
 
-/* A ring's slots, producer (as the header has it) and consumer @cons. */
+/* A ring's slots, producer and consumer, under the names given. */
+static int vhca_res_put_ring(struct sk_buff *msg, const char *depth_name,
+			     const char *prod_name, const char *cons_name,
+			     u32 depth, u32 prod, u32 cons)
+{
+	if (rdma_nl_put_driver_u32(msg, depth_name, depth) ||
+	    rdma_nl_put_driver_u32(msg, prod_name, prod) ||
+	    rdma_nl_put_driver_u32(msg, cons_name, cons))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* @r's, its producer as the header has it; nothing if @r is not there */
 static int vhca_res_ring(struct sk_buff *msg, const char *depth_name,
 			 const char *prod_name, const char *cons_name,
 			 const struct vhca_uring *r, u32 cons)
 {
 	if (!r->hdr)
 		return 0;
-	if (rdma_nl_put_driver_u32(msg, depth_name, 1U << r->g.log2_slots) ||
-	    rdma_nl_put_driver_u32(msg, prod_name, vhca_res_prod(r)) ||
-	    rdma_nl_put_driver_u32(msg, cons_name, cons))
-		return -EMSGSIZE;
-	return 0;
+	return vhca_res_put_ring(msg, depth_name, prod_name, cons_name,
+				 1U << r->g.log2_slots, vhca_res_prod(r), cons);
 }
 
 /* The requester of an RC QP on the wire; caller holds qp->lock. */
@@ -192,9 +201,8 @@ int vhca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 	if (!table)
 		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "srqn", srq->srqn) ||
-	    rdma_nl_put_driver_u32(msg, "depth", depth) ||
-	    rdma_nl_put_driver_u32(msg, "prod", prod) ||
-	    rdma_nl_put_driver_u32(msg, "cons", cons) ||
+	    vhca_res_put_ring(msg, "depth", "prod", "cons", depth, prod,
+			      cons) ||
 	    rdma_nl_put_driver_u32(msg, "limit", limit)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
