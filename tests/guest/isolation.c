@@ -89,25 +89,26 @@ static int post_recv(struct ibv_qp *qp, void *buf, struct ibv_mr *mr)
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
-/* The completions of @c until none comes for @ms; counts those of @qpn's receives. */
-static int drain(struct ibv_cq *c, uint32_t qpn, int ms, int *recvs)
+/*
+ * Poll @c until no completion comes for @ms; returns how many of them
+ * were receives of QP @qpn.
+ */
+static int drain(struct ibv_cq *c, uint32_t qpn, int ms)
 {
 	struct ibv_wc wc;
-	int n = 0, idle = 0;
+	int recvs = 0, idle = 0;
 
-	*recvs = 0;
 	while (idle < ms) {
 		if (ibv_poll_cq(c, 1, &wc) == 1) {
-			n++;
 			if (wc.qp_num == qpn && (wc.opcode & IBV_WC_RECV))
-				(*recvs)++;
+				recvs++;
 			idle = 0;
 		} else {
 			usleep(1000);
 			idle++;
 		}
 	}
-	return n;
+	return recvs;
 }
 
 /*
@@ -143,14 +144,14 @@ static void third_qp(enum ibv_qp_type type)
 	}
 	memset(cbuf, 0xc3, MSG);
 	memset(bwin, 0, MSG);
-	drain(cq, 0, 20, &recvs);
+	drain(cq, 0, 20);
 	off0 = port_counter("rcvd_off_path");
 	check(!post_recv(b, bbuf, mr), "%s third QP: B posts a receive", t);
 	check(!post_one(c, IBV_WR_SEND, cbuf, mr, 0, 0) &&
 	      !post_one(c, IBV_WR_RDMA_WRITE, cbuf, mr, (uintptr_t)bwin,
 			mr->rkey),
 	      "%s third QP: C, pointed at B, posts a SEND and a WRITE", t);
-	drain(cq, b->qp_num, 300, &recvs);
+	recvs = drain(cq, b->qp_num, 300);
 	check(recvs == 0, "%s third QP: B, connected to A, takes nothing of C's (%d receives)",
 	      t, recvs);
 	check(bwin[0] == 0, "%s third QP: C's WRITE did not land in B's memory", t);
@@ -173,7 +174,7 @@ static void third_qp(enum ibv_qp_type type)
 	      "%s third QP: B takes A's message (%s, QPN %#x)", t,
 	      ibv_wc_status_str(wc.status), wc.qp_num);
 out:
-	drain(cq, 0, 20, &recvs);
+	drain(cq, 0, 20);
 	if (c)
 		ibv_destroy_qp(c);
 	if (b)
@@ -213,7 +214,7 @@ static void sqd_path(void)
 	char *buf = malloc(MSG);
 	struct ibv_mr *mr = buf ? ibv_reg_mr(pd, buf, MSG, 0) : NULL;
 	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD };
-	int err, recvs;
+	int err;
 
 	err = !busy || !idle || !mr ? -1 : qp_rts_path(busy, &p);
 	if (!err)
@@ -240,7 +241,7 @@ out:
 	if (mr)
 		ibv_dereg_mr(mr);
 	free(buf);
-	drain(cq, 0, 20, &recvs);
+	drain(cq, 0, 20);
 }
 
 /*

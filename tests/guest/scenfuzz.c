@@ -292,9 +292,10 @@ static void mr_op(int i)
 static void mw_op(int i)
 {
 	struct ibv_qp *q = qp[rnd(NQP)];
+	struct ibv_mr *m = mr[rnd(NMR)];
 	struct ibv_mw_bind b = {
 		.wr_id = 1, .send_flags = IBV_SEND_SIGNALED,
-		.bind_info = { .mr = mr[rnd(NMR)], .addr = (uintptr_t)buf,
+		.bind_info = { .mr = m, .addr = m ? (uintptr_t)m->addr : 0,
 			       .length = rnd(2) ? 4096 : rnd32() % BUF,
 			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
 	};
@@ -303,9 +304,7 @@ static void mw_op(int i)
 		mw[i] = ibv_alloc_mw(pd, rnd(2) ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2);
 		return;
 	}
-	if (rnd(3) && q && b.bind_info.mr && mw[i]->type == IBV_MW_TYPE_1) {
-		b.bind_info.addr = b.bind_info.mr->addr ?
-				   (uintptr_t)b.bind_info.mr->addr : b.bind_info.addr;
+	if (rnd(3) && q && m && mw[i]->type == IBV_MW_TYPE_1) {
 		ibv_bind_mw(q, mw[i], &b);
 		return;
 	}
