@@ -49,6 +49,9 @@ fi
 make -s all || die "build failed"
 passed=0
 failed=0
+# what the closing summary lists: each suite's time, and each failure
+times=()
+failures=()
 
 # The other supported systems (tools/system.sh): each one's kernel, and
 # for trixie its root, set up, and vhca built for it, then the packages
@@ -82,22 +85,29 @@ check() {
 		echo "not ok - $name"
 		sed 's/^/#   /' "$logs/$name.log" | tail -n 40
 		failed=$((failed + 1))
+		failures+=("$name")
 	fi
 }
 
 # tally NAME RC SECS: count a suite's TAP log: each "ok"/"not ok" line
 # counts, and a non-zero status with no failing line counts as one failure.
 tally() {
-	local name=$1 rc=$2 p f
+	local name=$1 rc=$2 p f line
 	echo "# $name took ${3}s"
+	times+=("$3 $name")
 	p=$(grep -cE '^ok ' "$logs/$name.log")
 	f=$(grep -cE '^not ok ' "$logs/$name.log")
+	while IFS= read -r line; do
+		failures+=("$name: $line")
+	done < <(grep -E '^not ok ' "$logs/$name.log" | head -n 10)
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		echo "not ok - $name exited with status $rc"
+		failures+=("$name: exited with status $rc")
 		f=1
 	fi
 	if [ "$p" = 0 ] && [ "$f" = 0 ]; then
 		echo "not ok - $name ran no test"
+		failures+=("$name: ran no test")
 		f=1
 	fi
 	passed=$((passed + p))
@@ -274,9 +284,18 @@ elif [ "$debug_ok" = 1 ]; then
 		--peer "$fw_fuzz" "$fw_fuzz"
 else
 	echo "not ok - debug kernel: tools/debug-kernel.sh or make debug failed"
+	failures+=("debug kernel: tools/debug-kernel.sh or make debug failed")
 	failed=$((failed + 1))
 fi
 
 rm -rf "$logs"
+# A summary where the end of a long log is all that is shown: the
+# slowest suites, the whole run's time and every failure.
+echo "# slowest suites (seconds):"
+printf '%s\n' "${times[@]}" | sort -rn | head -n 12 | sed 's/^/#   /'
+echo "# the whole run took ${SECONDS}s"
+for f in "${failures[@]}"; do
+	echo "# failed: $f"
+done
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
