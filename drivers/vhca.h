@@ -173,7 +173,10 @@ struct vhca_pd {
  *	created the ring
  * @npages: how many
  * @mm: the process's mm, whose pinned_vm counts them against its
- *	RLIMIT_MEMLOCK, as the memory of an MR counts
+ *	RLIMIT_MEMLOCK, as the memory of an MR counts, for as long as
+ *	they are mapped
+ * @linger: on the list of rings whose entry is gone while a process
+ *	still maps them (vhca_ring.c)
  */
 struct vhca_umap {
 	struct rdma_user_mmap_entry rdma;
@@ -181,6 +184,7 @@ struct vhca_umap {
 	struct page **pages;
 	unsigned int npages;
 	struct mm_struct *mm;
+	struct list_head linger;
 };
 
 /**
@@ -802,6 +806,7 @@ u64 vhca_uring_key(const struct vhca_uring *r);
 int vhca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 
 void vhca_mmap_free(struct rdma_user_mmap_entry *entry);
+void vhca_ring_exit(void);
 
 /* Slot @idx of a ring (the index is masked here). */
 static inline void *vhca_uring_slot(const struct vhca_uring *r, u32 idx)

@@ -329,6 +329,7 @@ static void __exit vhca_exit(void)
 	wait_var_event(&vhca_devs_alive, !atomic_read(&vhca_devs_alive));
 	destroy_workqueue(vhca_tx_wq);
 	destroy_workqueue(vhca_wq);
+	vhca_ring_exit();
 	rcu_barrier();	/* kernel MRs are freed by RCU callbacks */
 }
 

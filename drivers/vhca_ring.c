@@ -114,6 +114,96 @@ size_t vhca_ring_bytes(const struct vhca_qgeom *g)
 }
 
 /*
+ * Rings whose entry is gone while a process still maps their pages: it
+ * kept a mapping past destroy (nothing makes it unmap), or the device
+ * went away under it.  Their pages stay charged to that process's
+ * pinned_vm until the last mapping goes, or it could pin without bound
+ * by creating, mapping and destroying rings in a loop.  A driver is not
+ * told when a page it inserted is unmapped, so a work looks again.
+ */
+static LIST_HEAD(vhca_lingering);
+static DEFINE_SPINLOCK(vhca_lingering_lock);
+static void vhca_lingering_reap(struct work_struct *work);
+static DECLARE_DELAYED_WORK(vhca_lingering_work, vhca_lingering_reap);
+/*
+ * How long a lingering ring waits to be looked at again: a process that
+ * unmaps gets its RLIMIT_MEMLOCK back within a second, and a scan of
+ * every lingering page costs little once a second.
+ */
+#define VHCA_LINGER_SCAN	HZ
+
+static bool vhca_umap_mapped(const struct vhca_umap *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->npages; i++)
+		if (folio_mapped(page_folio(m->pages[i])))
+			return true;
+	return false;
+}
+
+static void vhca_umap_release(struct vhca_umap *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->npages; i++)
+		__free_page(m->pages[i]);
+	kvfree(m->pages);
+	if (m->mm) {
+		atomic64_sub(m->npages, &m->mm->pinned_vm);
+		mmdrop(m->mm);
+	}
+	kfree(m);
+}
+
+/* Release the lingering rings nobody maps any more; true if some remain. */
+static bool vhca_lingering_collect(void)
+{
+	struct vhca_umap *m, *next;
+	LIST_HEAD(done);
+	bool more;
+
+	spin_lock(&vhca_lingering_lock);
+	list_for_each_entry_safe(m, next, &vhca_lingering, linger)
+		if (!vhca_umap_mapped(m))
+			list_move(&m->linger, &done);
+	more = !list_empty(&vhca_lingering);
+	spin_unlock(&vhca_lingering_lock);
+	list_for_each_entry_safe(m, next, &done, linger)
+		vhca_umap_release(m);
+	return more;
+}
+
+static void vhca_lingering_reap(struct work_struct *work)
+{
+	if (vhca_lingering_collect())
+		schedule_delayed_work(&vhca_lingering_work, VHCA_LINGER_SCAN);
+}
+
+/*
+ * Charge @npages to the current process's pinned_vm.  The provider
+ * unmaps a ring just after its object is destroyed, so its charge
+ * lingers until the next scan: over the limit, collect first, so that a
+ * process creating and destroying rings in turn never fails for the
+ * charge of a ring it no longer maps.
+ */
+static bool vhca_umap_charge(unsigned int npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	atomic64_t *pinned = &current->mm->pinned_vm;
+
+	if (atomic64_add_return(npages, pinned) <= limit ||
+	    capable(CAP_IPC_LOCK))
+		return true;
+	atomic64_sub(npages, pinned);
+	vhca_lingering_collect();
+	if (atomic64_add_return(npages, pinned) <= limit)
+		return true;
+	atomic64_sub(npages, pinned);
+	return false;
+}
+
+/*
  * The memory of a user's ring, @npages pages: charged to the caller's
  * memory cgroup page by page, and to its mm's pinned_vm against
  * RLIMIT_MEMLOCK (CAP_IPC_LOCK lifts that), so that no process can tie
@@ -121,7 +211,6 @@ size_t vhca_ring_bytes(const struct vhca_qgeom *g)
  */
 static struct vhca_umap *vhca_umap_alloc(unsigned int npages)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	struct vhca_umap *m;
 	unsigned int i;
 
@@ -137,11 +226,8 @@ static struct vhca_umap *vhca_umap_alloc(unsigned int npages)
 			goto err;
 		m->npages++;
 	}
-	if (atomic64_add_return(npages, &current->mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &current->mm->pinned_vm);
+	if (!vhca_umap_charge(npages))
 		goto err;
-	}
 	m->mm = current->mm;	/* charged: uncharged when freed */
 	mmgrab(m->mm);
 	m->buf = vmap(m->pages, npages, VM_MAP, PAGE_KERNEL);
@@ -280,22 +366,41 @@ int vhca_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 
 /*
  * The last reference to a ring's entry is gone (or a ring was never
- * made whole): its pages go back, and so does the charge.  Any context a
- * mapping is closed from, mmap_lock included: no lock is taken.
+ * made whole): the kernel's mapping goes at once; its pages and their
+ * charge go now, or once no process maps them.  No new mapping can
+ * start: the entry is gone.  Any context a mapping is closed from,
+ * mmap_lock included: only a spinlock is taken.
  */
 void vhca_mmap_free(struct rdma_user_mmap_entry *entry)
 {
 	struct vhca_umap *m = container_of(entry, struct vhca_umap, rdma);
-	unsigned int i;
 
 	if (m->buf)
 		vunmap(m->buf);
-	for (i = 0; i < m->npages; i++)
-		__free_page(m->pages[i]);
-	kvfree(m->pages);
-	if (m->mm) {
-		atomic64_sub(m->npages, &m->mm->pinned_vm);
-		mmdrop(m->mm);
+	m->buf = NULL;
+	if (!m->mm || !vhca_umap_mapped(m)) {
+		vhca_umap_release(m);
+		return;
 	}
-	kfree(m);
+	spin_lock(&vhca_lingering_lock);
+	list_add_tail(&m->linger, &vhca_lingering);
+	spin_unlock(&vhca_lingering_lock);
+	schedule_delayed_work(&vhca_lingering_work, VHCA_LINGER_SCAN);
+}
+
+/**
+ * vhca_ring_exit() - give back what lingering rings hold, at module exit
+ *
+ * Their pages stay alive for as long as a process maps them (each
+ * mapping holds a reference to its page); only the charge goes early.
+ */
+void vhca_ring_exit(void)
+{
+	struct vhca_umap *m, *next;
+
+	cancel_delayed_work_sync(&vhca_lingering_work);
+	list_for_each_entry_safe(m, next, &vhca_lingering, linger) {
+		list_del(&m->linger);
+		vhca_umap_release(m);
+	}
 }

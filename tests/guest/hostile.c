@@ -9,12 +9,14 @@
  * Prints TAP.  Usage: hostile DEVICE
  *
  * hostile DEVICE memlock: run with RLIMIT_MEMLOCK at 64 KiB and without
- * CAP_IPC_LOCK; ring memory counts against that limit, as MRs do.
+ * CAP_IPC_LOCK; ring memory counts against that limit, as MRs do, for as
+ * long as it is mapped.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -256,6 +258,104 @@ static void concurrent_resize(void)
 	check(!ibv_destroy_cq(rcq), "destroy the resized CQ");
 }
 
+/* The mmap offset (the ring's key) of the mapping at @addr, or -1. */
+static long long map_offset(const void *addr)
+{
+	unsigned long long start, end, off;
+	FILE *f = fopen("/proc/self/maps", "r");
+	long long ret = -1;
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &off) == 3 &&
+		    start == (uintptr_t)addr)
+			ret = off;
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* This process's pinned_vm in KiB (VmPin), or -1. */
+static long vm_pin_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+#define KEPT	3	/* CQs of 256 whose rings are kept mapped: 60 of 64 KiB */
+
+/*
+ * A ring mapped a second time and kept past its CQ's destroy stays
+ * charged until it is unmapped; otherwise create, map and destroy in a
+ * loop would hold any amount of the kernel's memory.
+ */
+static void kept_mappings(void)
+{
+	void *keep[KEPT] = {};
+	struct ibv_cq *big;
+	long pin0, pin;
+	size_t len = 0;
+	int i, err, tries;
+
+	/* vhca looks at rings whose pages outlive their object once a second */
+	for (tries = 0; tries < 50 && (pin0 = vm_pin_kib()) != 0; tries++)
+		usleep(100000);
+	check(pin0 == 0,
+	      "the rings destroyed and unmapped so far are uncharged within 5 s: VmPin %ld kB",
+	      pin0);
+
+	for (i = 0; i < KEPT; i++) {
+		struct ibv_cq *c = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+		struct vhca_cq *vc = (struct vhca_cq *)c;
+		long long off;
+
+		if (!c)
+			break;
+		len = vc->ring.map_size;
+		off = map_offset(vc->ring.map);
+		if (off >= 0)
+			keep[i] = mmap(NULL, len, PROT_READ, MAP_SHARED,
+				       ctx->cmd_fd, (off_t)off);
+		ibv_destroy_cq(c);
+		if (off < 0 || keep[i] == MAP_FAILED) {
+			keep[i] = NULL;
+			break;
+		}
+	}
+	check(i == KEPT && len == 5 * 4096,
+	      "%d CQs of 256 (5 pages each) created, their rings mapped again, destroyed (%d)",
+	      KEPT, i);
+	pin = vm_pin_kib();
+	check(pin == KEPT * 20,
+	      "their pages stay charged while mapped: VmPin %ld kB (%d expected)",
+	      pin, KEPT * 20);
+	errno = 0;
+	big = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	err = errno;
+	check(!big && err == ENOMEM,
+	      "another CQ of 256 is over the limit while they are mapped: ENOMEM (%d)", err);
+	if (big)
+		ibv_destroy_cq(big);
+	for (i = 0; i < KEPT; i++)
+		if (keep[i])
+			munmap(keep[i], len);
+	for (tries = 0; tries < 50 && (pin = vm_pin_kib()) != 0; tries++)
+		usleep(100000);
+	check(pin == 0, "unmapped, they are uncharged within 5 s: VmPin %ld kB", pin);
+	big = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	check(big != NULL, "and a CQ of 256 fits again");
+	if (big)
+		ibv_destroy_cq(big);
+}
+
 /* Rings count against RLIMIT_MEMLOCK: the caller set it to 64 KiB. */
 static int memlock(void)
 {
@@ -277,6 +377,7 @@ static int memlock(void)
 	check(big != NULL, "what was freed is uncharged: a CQ of 256 (5 pages) fits again");
 	if (big)
 		ibv_destroy_cq(big);
+	kept_mappings();
 	ibv_close_device(ctx);
 	return tap_done();
 }
