@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # rdma-core's example programs and perftest on vhca0, server and client in
-# one guest.  ib_send_bw's CQ moderation is what caught the engine
+# one guest.  The examples' -c is a spot check (spot_ok in lib.sh); the
+# data checks are datacheck's, at the end.  ib_send_bw's CQ moderation is what caught the engine
 # completing a send before freeing its slot.
 . tests/guest/lib.sh
 
@@ -22,7 +23,7 @@ server_client_once() {
 	wait $!
 	rc=$?
 	if [ "$rc" = 0 ]; then
-		wait $srv
+		wait $srv && spot_ok /tmp/server.log /tmp/client.log
 		return
 	fi
 	# say where it hung, and keep the server from spoiling the next test

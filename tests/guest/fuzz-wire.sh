@@ -14,7 +14,8 @@
 # prints it) tune the fuzz.
 #
 # 1. While a data-checked RC connection (rping -V, every byte compared)
-#    and UC ping-pong (ibv_uc_pingpong -c) run between a and b, with a UD
+#    and a UC ping-pong (ibv_uc_pingpong -c, which compares the first byte
+#    of each page of each buffer: a spot check) run between a and b, with a UD
 #    ping-pong, perftest's UC WRITE and READ servers on a and a READ
 #    client on a, b sends FUZZ_COUNT mutated packets at a, learning QPNs
 #    and PSNs from the wire.  a tells b which QPs are the data-checked
@@ -34,7 +35,8 @@
 # 3. Duplicate READ requests far behind the PSN window for the 1 MiB
 #    buffer of an idle ib_read_bw server: what a sends back per byte
 #    sent is printed (amplification).
-# 4. Fresh RC and UC ping-pongs, data checked, after all that.
+# 4. Fresh RC and UC connections after all that, every byte checked
+#    (datacheck).
 #
 # FUZZ_PHASES picks: "all" (the default), "fuzz" (1 and 4) or "checks" (2,
 # 3 and 4).  tools/test.sh runs the fuzz between two debug kernels and the
@@ -102,6 +104,14 @@ pp() {
 	shift 3
 	timeout "${T:-300}" stdbuf -oL "$prog" -d vhca0 -g "$(v4gid vhca0)" -p "$port" -n "$n" -s 10000 \
 		-m 1024 -c -e "$@"
+}
+# dc PORT [ARGS] [SERVER]: datacheck over vhca0's IPv4 GID, every byte of
+# SENDs, WRITEs and READs compared; its client waits for the server
+dc() {
+	local port=$1
+	shift
+	timeout "${T:-300}" build/tests/datacheck -d vhca0 -g "$(v4gid vhca0)" \
+		-p "$port" "$@"
 }
 # pt PROG PORT SECONDS [ARGS] [SERVER]: perftest for SECONDS (+PT_SLACK,
 # 100, at most)
@@ -236,7 +246,7 @@ if [ "$VHCA_GUEST" = a ]; then
 			rp_intact /tmp/rc.log $r
 		wait $uc_pid
 		r=$?
-		check "guest a: UC ping-pong server under the fuzz: data intact, a completion error or a lost message" \
+		check "guest a: UC ping-pong server under the fuzz: no bad page seen by -c (a spot check), a completion error or a lost message" \
 			intact /tmp/uc.log $r uc
 		wait
 		for f in ud wruc rd rdc; do
@@ -312,11 +322,11 @@ if [ "$VHCA_GUEST" = a ]; then
 	# 4. a clean ping-pong after it all
 	heard go-after
 	T=120
-	pp ibv_rc_pingpong 18550 100 >/tmp/after.log 2>&1
-	check "guest a: a fresh RC ping-pong after the fuzz (data checked)" \
+	dc 18550 >/tmp/after.log 2>&1
+	check "guest a: a fresh RC connection after the fuzz: datacheck's server, every byte" \
 		clean /tmp/after.log $?
-	pp ibv_uc_pingpong 18551 100 >/tmp/after-uc.log 2>&1
-	check "guest a: a fresh UC ping-pong after the fuzz (data checked)" \
+	dc 18551 >/tmp/after-uc.log 2>&1
+	check "guest a: a fresh UC connection after the fuzz: datacheck's server, every byte" \
 		clean /tmp/after-uc.log $?
 	check "guest a: b reports done" heard all-done
 	check "guest a: no kernel report in dmesg" \
@@ -356,7 +366,7 @@ else
 			rp_intact /tmp/rc.log $r
 		wait $uc_pid
 		r=$?
-		check "guest b: UC ping-pong client under the fuzz: data intact, a completion error or a lost message" \
+		check "guest b: UC ping-pong client under the fuzz: no bad page seen by -c (a spot check), a completion error or a lost message" \
 			intact /tmp/uc.log $r uc
 		wait
 		for f in rc uc; do
@@ -441,11 +451,11 @@ else
 	# 4. clean ping-pongs
 	tell $A go-after
 	T=120
-	client pp ibv_rc_pingpong 18550 100 $A >/tmp/after.log 2>&1
-	check "guest b: a fresh RC ping-pong after the fuzz (data checked)" \
+	dc 18550 -t rc -s 10000 -n 100 $A >/tmp/after.log 2>&1
+	check "guest b: a fresh RC connection after the fuzz: datacheck's client, every byte" \
 		clean /tmp/after.log $?
-	client pp ibv_uc_pingpong 18551 100 $A >/tmp/after-uc.log 2>&1
-	check "guest b: a fresh UC ping-pong after the fuzz (data checked)" \
+	dc 18551 -t uc -s 10000 -n 100 $A >/tmp/after-uc.log 2>&1
+	check "guest b: a fresh UC connection after the fuzz: datacheck's client, every byte" \
 		clean /tmp/after-uc.log $?
 	check "guest b: tell a we are done" tell $A all-done
 	check "guest b: no kernel report in dmesg" \

@@ -60,10 +60,10 @@ pingpong() {
 	ibv_rc_pingpong -d vhca0 -g "$gid" -n 100 -s 4096 -c >/tmp/srv.log 2>&1 &
 	local srv=$!
 	wait_listen 18515
-	timeout 60 ibv_rc_pingpong -d vhca0 -g "$gid" -n 100 -s 4096 -c 127.0.0.1 &&
-		wait $srv
+	timeout 60 ibv_rc_pingpong -d vhca0 -g "$gid" -n 100 -s 4096 -c 127.0.0.1 \
+		>/tmp/cli.log 2>&1 && wait $srv && spot_ok /tmp/srv.log /tmp/cli.log
 }
-check "ibv_rc_pingpong on vhca0, data checked" pingpong
+check "ibv_rc_pingpong on vhca0 (and -c's spot check of the data)" pingpong
 check "rdma link del vhca0" rdma link del vhca0
 check "modprobe -r vhca" modprobe -r vhca
 tap_done

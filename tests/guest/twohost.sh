@@ -67,12 +67,16 @@ ud() {
 }
 ud6() { GID=v6gid ud "$@"; }
 # pp PROG DEV [SERVER]: an ibv_*_pingpong, 10000-byte messages in
-# 1024-byte packets, each received buffer checked
+# 1024-byte packets, -c's spot check of each received buffer counting
+# (spot_ok)
 pp() {
-	local prog=$1 dev=$2
+	local prog=$1 dev=$2 rc
 	shift 2
 	timeout "${T:-150}" "$prog" -d "$dev" -g "$(v4gid "$dev")" -n 100 \
-		-s 10000 -m 1024 -c "$@"
+		-s 10000 -m 1024 -c "$@" >/tmp/pp.log 2>&1
+	rc=$?
+	cat /tmp/pp.log
+	[ $rc = 0 ] && spot_ok /tmp/pp.log
 }
 uc() { pp ibv_uc_pingpong "$@"; }
 rc() { pp ibv_rc_pingpong "$@"; }
