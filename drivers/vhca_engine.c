@@ -211,7 +211,9 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if ((send || imm) && !x->took) {
 		switch (vhca_recv_take(peer, rwqe, qp->ibqp.qp_num)) {
 		case -EAGAIN:
-			return rc ? VHCA_RNR : IB_WC_SUCCESS;	/* UC: dropped */
+			/* as on the wire: RC is told RNR, UC's is lost */
+			vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
+			return rc ? VHCA_RNR : IB_WC_SUCCESS;
 		case -EINVAL:
 			return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
 		}
@@ -454,11 +456,11 @@ static u8 vhca_build_grh(const struct ib_gid_attr *sgid,
 /*
  * Deliver a UD message to @peer: its next receive WQE (copied into @rwqe)
  * takes the 40-byte GRH slot, then @len bytes from @src.  A missing
- * receive drops the message (and returns false); a receive that cannot
- * hold it fails.  @msg says whether it carries immediate data and the
+ * receive drops the message, counted in the receiver's rcvd_no_recv_wqe;
+ * a receive that cannot hold it fails.  @msg says whether it carries immediate data and the
  * solicited flag.
  */
-static bool vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
+static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 			    struct vhca_rwqe *rwqe, struct vhca_seg *dseg,
 			    const u8 *grh, u8 net, struct vhca_cursor *src,
 			    u32 len, const struct vhca_rmsg *msg, u32 src_qpn)
@@ -470,9 +472,10 @@ static bool vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 
 	switch (vhca_recv_take(peer, rwqe, src_qpn)) {
 	case -EAGAIN:
-		return false;	/* no receive: dropped */
+		vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
+		return;		/* no receive: dropped */
 	case -EINVAL:
-		return true;	/* completed in error */
+		return;		/* completed in error */
 	}
 	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
 			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
@@ -480,7 +483,7 @@ static bool vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 		vhca_recv_done(peer, rwqe->wr_id,
 			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
 			       0, NULL, src_qpn);
-		return true;
+		return;
 	}
 	grh_seg = (struct vhca_seg){ .kbuf = grh, .len = 40 };
 	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
@@ -489,7 +492,6 @@ static bool vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 	vhca_copy(&dst, src, len);
 	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + 40, msg,
 			   src_qpn, net);
-	return true;
 }
 
 /* Scratch for the receive path: it runs per CPU with bottom halves off. */
@@ -533,9 +535,8 @@ bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
 	if (!vhca_ud_accepts(peer, m->h.qkey))
 		return false;
 	vhca_count_qp(peer, VHCA_CNT_RCVD_PKTS);
-	if (!vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
-			     m->grh, m->net, &src, m->len, &msg, m->h.sqpn))
-		vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
+	vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
+			m->grh, m->net, &src, m->len, &msg, m->h.sqpn);
 	return true;
 }
 
