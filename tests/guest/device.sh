@@ -147,6 +147,27 @@ ip addr del 10.76.0.1/24 dev eth0
 check "removing the address removes its GID" wait_for 10 no_gid vhca0 $v4
 check "the IPv6 GID stays" has_gid vhca0 $v6
 
+# --- counters, each provoked ----------------------------------------------
+tap_run counters-no-wqe build/tests/counters vhca0 no-wqe
+# vhcad on vd0, whose peer nobody answers for: a permanent neighbour entry
+# lets UD datagrams to 10.81.0.2 leave; a pfifo of no room drops them all
+ip link add vd0 type veth peer name vd1
+ip link set vd0 up
+ip link set vd1 up
+ip addr add 10.81.0.1/24 dev vd0
+ip neigh replace 10.81.0.2 lladdr 52:54:00:00:81:02 dev vd0 nud permanent
+v4d=0000:0000:0000:0000:0000:ffff:0a51:0001
+check "rdma link add vhcad on vd0" rdma link add vhcad type vhca netdev vd0
+check "vhcad has vd0's IPv4 GID" wait_for 10 has_gid vhcad $v4d
+tc qdisc add dev vd0 root pfifo limit 0
+tap_run counters-dropped build/tests/counters vhcad dropped \
+	"$(gid_index vhcad $v4d)" 10.81.0.2
+tc qdisc del dev vd0 root
+tap_run counters-sent build/tests/counters vhcad sent \
+	"$(gid_index vhcad $v4d)" 10.81.0.2
+rdma link del vhcad
+ip link del vd0
+
 # --- beside rxe -------------------------------------------------------------
 # A provider must not break other devices: libibverbs consults every
 # provider when it matches any device.  A steered vhca device leaves UDP

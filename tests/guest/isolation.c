@@ -44,25 +44,6 @@ static struct ibv_qp *make_qp(enum ibv_qp_type type, struct ibv_cq *c,
 	return ibv_create_qp(pd, &ia);
 }
 
-/* The device's port counter @name, as `rdma statistic` shows it. */
-static long long port_counter(const char *name)
-{
-	char path[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev_name,
-		 name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 static int post_one(struct ibv_qp *qp, enum ibv_wr_opcode op, void *buf,
 		    struct ibv_mr *mr, uint64_t raddr, uint32_t rkey)
 {
@@ -145,7 +126,7 @@ static void third_qp(enum ibv_qp_type type)
 	memset(cbuf, 0xc3, MSG);
 	memset(bwin, 0, MSG);
 	drain(cq, 0, 20);
-	off0 = port_counter("rcvd_off_path");
+	off0 = port_counter(dev_name, "rcvd_off_path");
 	check(!post_recv(b, bbuf, mr), "%s third QP: B posts a receive", t);
 	check(!post_one(c, IBV_WR_SEND, cbuf, mr, 0, 0) &&
 	      !post_one(c, IBV_WR_RDMA_WRITE, cbuf, mr, (uintptr_t)bwin,
@@ -155,7 +136,7 @@ static void third_qp(enum ibv_qp_type type)
 	check(recvs == 0, "%s third QP: B, connected to A, takes nothing of C's (%d receives)",
 	      t, recvs);
 	check(bwin[0] == 0, "%s third QP: C's WRITE did not land in B's memory", t);
-	off1 = port_counter("rcvd_off_path");
+	off1 = port_counter(dev_name, "rcvd_off_path");
 	/* RC: the SEND fails, and takes C to ERR, which flushes the WRITE */
 	check(off0 >= 0 && off1 >= off0 + (type == IBV_QPT_RC ? 1 : 2),
 	      "%s third QP: counted in rcvd_off_path (%lld -> %lld)", t,
@@ -321,7 +302,7 @@ static void ud_no_source(void)
 		check(0, "UD without a source GID: a receive posted");
 		goto out;
 	}
-	nr0 = port_counter("send_no_route");
+	nr0 = port_counter(dev_name, "send_no_route");
 	q = container_of(ibqp, struct vhca_qp, vqp.qp);
 	w = vhca_mring_slot(&q->sq, q->sq.idx++);
 	memset(w, 0, (size_t)1 << q->sq.log2_stride);
@@ -346,7 +327,7 @@ static void ud_no_source(void)
 	}
 	/* the core keeps counters it read for their lifespan (10 ms) */
 	usleep(100000);
-	nr1 = port_counter("send_no_route");
+	nr1 = port_counter(dev_name, "send_no_route");
 	check(n == 3 && wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS,
 	      "UD without a source GID: it completes successfully, lost as on a wire (%d completions, %s)",
 	      n, n ? ibv_wc_status_str(wc[0].status) : "none");

@@ -218,4 +218,26 @@ static inline int qp_self_rts(struct ibv_qp *qp, const union ibv_gid *gid)
 	return qp_rts_to(qp, qp->qp_num, gid);
 }
 
+/*
+ * Port 1's counter @name of device @dev, as `rdma statistic` shows it, or
+ * -1.  The core keeps what it read for the counters' lifespan (10 ms):
+ * read after a pause.
+ */
+static inline long long port_counter(const char *dev, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 #endif /* VHCA_TESTLIB_H */
