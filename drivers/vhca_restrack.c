@@ -67,13 +67,22 @@ static int vhca_res_req(struct sk_buff *msg, struct vhca_qp *qp)
  * @msg: the netlink message, inside the QP's entry
  * @ibqp: the QP, held by the core for the call
  *
- * Process context: takes the QP's locks for a consistent snapshot.
+ * Process context: takes the QP's locks for a consistent snapshot.  A
+ * connected QP past INIT says whether its peer is on this host or on the
+ * wire; PSNs, the MSN and the requester's window are the wire's, so a
+ * QP whose peer is local shows none (the engine moves its messages
+ * without packets, and they would never change).
  *
  * Return: 0 or -EMSGSIZE.
  */
 int vhca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
+	bool rc = ibqp->qp_type == IB_QPT_RC, uc = ibqp->qp_type == IB_QPT_UC;
 	struct vhca_qp *qp = to_vqp(ibqp);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	bool local = READ_ONCE(qp->dst_dev) != U32_MAX;
+	bool routed = (rc || uc) && state != IB_QPS_RESET &&
+		      state != IB_QPS_INIT;
 	struct nlattr *table;
 	u32 rq_cons, epsn, msn;
 	unsigned long flags;
@@ -99,18 +108,21 @@ int vhca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 					qp->rnr_wait ? "rnr-wait" :
 					delayed_work_pending(&qp->sq_work) ?
 					"queued" : "idle");
+	if (!err && routed)
+		err = rdma_nl_put_driver_string(msg, "path",
+						local ? "local" : "wire");
 	if (!err)
 		err = vhca_res_ring(msg, "sq_depth", "sq_prod", "sq_cons",
 				    &qp->sq, qp->sq_cons);
-	if (!err && ibqp->qp_type == IB_QPT_RC)
+	if (!err && rc && !local)
 		err = vhca_res_req(msg, qp);
 	mutex_unlock(&qp->lock);
 	if (!err && !ibqp->srq)
 		err = vhca_res_ring(msg, "rq_depth", "rq_prod", "rq_cons",
 				    &qp->rq, rq_cons);
-	if (!err)
+	if (!err && !local)
 		err = rdma_nl_put_driver_u32_hex(msg, "expected_psn", epsn);
-	if (!err && ibqp->qp_type == IB_QPT_RC)
+	if (!err && rc && !local)
 		err = rdma_nl_put_driver_u32(msg, "msn", msn);
 	if (!err && rq_flush)
 		err = rdma_nl_put_driver_string(msg, "rq", "flushing");
