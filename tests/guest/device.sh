@@ -238,16 +238,19 @@ check "and can be added again" rdma link add vhca0 type vhca netdev eth0
 
 # The same with a CQ and an SRQ mapped and in use.
 coproc HOLD { build/tests/rings vhca0 hold 2>&1; }
-read -r -t 30 ready <&"${HOLD[0]}"
-check_eq "a process holds a CQ, an SRQ and an MR on vhca0" "$ready" ready
+read -r -t 30 ready hold_qpn <&"${HOLD[0]}"
+check_eq "a process holds a CQ, an SRQ, an MR and an RC QP that sent 3 SENDs to itself on vhca0" \
+	"$ready" ready
 # rdma res -d: the driver's part of each entry (drivers/vhca_restrack.c)
-# an object's attributes on one line: trixie's rdma wraps a QP's
+# res_d KIND PATTERN [FILTER...]: an object's attributes on one line
+# (trixie's rdma wraps a QP's), searched for PATTERN (grep -E)
 res_d() {
-	local out filter="dev vhca0"
-	[ "$1" = qp ] && filter="link vhca0/1"
-	out=$(rdma res show "$1" $filter -dd)
+	local kind=$1 pat=$2 out filter="dev vhca0"
+	shift 2
+	[ "$kind" = qp ] && filter="link vhca0/1"
+	out=$(rdma res show "$kind" $filter "$@" -dd)
 	echo "$out"
-	tr -s '\n ' '  ' <<<"$out" | grep -q -- "$2"
+	tr -s '\n ' '  ' <<<"$out" | grep -Eq -- "$pat"
 }
 check "rdma res show cq -d: its ring, nothing produced or consumed, not armed" \
 	res_d cq "drv_depth 16 drv_prod 0 drv_cons 0 drv_armed no drv_overflowed 0"
@@ -261,7 +264,12 @@ else
 fi
 check "rdma res show mr -d: a valid user MR" res_d mr "drv_kind user drv_valid 1"
 check "rdma res show qp -d: QP1's engine, rings and PSN" \
-	res_d qp "lqpn 1 .*drv_engine idle drv_sq_depth [0-9]* drv_sq_prod [0-9]* drv_sq_cons [0-9]* drv_rq_depth .*drv_expected_psn 0x"
+	res_d qp "lqpn 1 .*drv_engine idle drv_sq_depth [0-9]+ drv_sq_prod [0-9]+ drv_sq_cons [0-9]+ drv_rq_depth [0-9]+ drv_rq_prod [0-9]+ drv_rq_cons [0-9]+ drv_expected_psn 0x[0-9a-f]+" lqpn 1
+# the held QP: 8-slot rings, 3 WQEs through each; its peer (itself) is
+# on this host, so no PSN, MSN or window of the wire's is shown
+check "rdma res show qp -d: a data QP's path and rings, as its 3 SENDs to itself left them" \
+	res_d qp "lqpn $hold_qpn .*drv_engine idle drv_path local drv_sq_depth 8 drv_sq_prod 3 drv_sq_cons 3 drv_rq_depth 8 drv_rq_prod 3 drv_rq_cons 3 ?$" \
+	lqpn "$hold_qpn"
 check "rdma link del completes while its rings are mapped" \
 	timeout 20 rdma link del vhca0
 hold_pid=$HOLD_PID

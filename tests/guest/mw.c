@@ -153,16 +153,23 @@ static int bind_status(struct pair *p, struct ibv_mw *mw, uint32_t key,
 /*
  * A fresh pair @p in place of the one whose error ended the last check;
  * @mw, bound under @key, freed by its a and bound again over the window
- * under the next key, which is returned.
+ * under the next key, which is returned.  Each step is a check: a check
+ * after it that wants an access error must not get one from a window
+ * that failed to bind.
  */
 static uint32_t rebind(struct pair *p, enum ibv_qp_type t, struct ibv_mw *mw,
 		       uint32_t key, struct ibv_mr *mr, unsigned int acc)
 {
+	int up, iv, bd;
+
 	pair_down(p);
-	pair_up(p, t);
-	inv(p, key);
+	up = pair_up(p, t);
+	iv = inv(p, key);
 	key = ibv_inc_rkey(key);
-	bind_status(p, mw, key, mr, WIN_OFF, WIN_LEN, acc);
+	bd = bind_status(p, mw, key, mr, WIN_OFF, WIN_LEN, acc);
+	check(!up && !iv && !bd,
+	      "the window bound again on a fresh pair (pair %d, LOCAL_INV %d, bind %d)",
+	      up, iv, bd);
 	return key;
 }
 

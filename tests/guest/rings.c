@@ -7,9 +7,11 @@
  * (they run under a seccomp filter that kills on any syscall but exit and
  * a write to the pipe that reports back).  Prints TAP.  Usage: rings DEVICE
  *
- * rings DEVICE hold: create a CQ, an SRQ and an MR, post to the SRQ, print "ready" and
- * wait for a line on stdin (the device is removed meanwhile); then use the
- * stale rings and tear down.  Exits 0 if it survives that, nothing
+ * rings DEVICE hold: create a CQ, an SRQ and an MR, post to the SRQ; and
+ * an RC QP connected to itself (PSNs 0x100) on a CQ of its own, which
+ * carries HOLD_SENDS SENDs; print "ready QPN" and wait for a line on stdin
+ * (the device is removed meanwhile); then use the stale rings and tear
+ * down.  Exits 0 if it survives that, nothing
  * completes, and every teardown verb returns 0.
  */
 #include <errno.h>
@@ -668,6 +670,44 @@ static void mmap_tests(struct ibv_context *ctx)
 	check(p == MAP_FAILED, "a private mapping is refused (%d)", err);
 }
 
+#define HOLD_SENDS	3
+
+/* hold()'s QP: HOLD_SENDS SENDs to itself, each received; 0 if all went well */
+static int hold_qp(struct ibv_context *ctx, struct ibv_pd *pd,
+		   struct ibv_mr *mr, struct ibv_qp **qpp, struct ibv_cq **cqp)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = cq ? ibv_create_qp(pd, &ia) : NULL;
+	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = 64,
+			       .lkey = mr->lkey };
+	struct ibv_recv_wr rw = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr sw = { .opcode = IBV_WR_SEND, .sg_list = &sge,
+				  .num_sge = 1, .send_flags = IBV_SEND_SIGNALED },
+		*sbad;
+	union ibv_gid gid;
+	struct qp_path path = { .gid = &gid, .sq_psn = 0x100, .rq_psn = 0x100 };
+	int i, ok = 0;
+
+	*qpp = qp;
+	*cqp = cq;
+	if (!qp || ibv_query_gid(ctx, 1, 0, &gid))
+		return 1;
+	path.dest = qp->qp_num;
+	if (qp_rts_path(qp, &path))
+		return 1;
+	for (i = 0; i < HOLD_SENDS; i++)
+		if (ibv_post_recv(qp, &rw, &rbad) || ibv_post_send(qp, &sw, &sbad))
+			return 1;
+	for (i = 0; i < 2 * HOLD_SENDS; i++)
+		ok += next_wc(cq).status == IBV_WC_SUCCESS;
+	return ok != 2 * HOLD_SENDS;
+}
+
 static int hold(const char *name)
 {
 	struct ibv_sge sge = { .length = 64 };
@@ -676,17 +716,20 @@ static int hold(const char *name)
 	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
 	static char mem[4096];
+	struct ibv_cq *qcq = NULL;
+	struct ibv_qp *qp = NULL;
 	struct ibv_srq *srq;
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
-	int err, ret, post, dsrq, dcq, dmr, dpd, dctx;
+	int err, ret, post, dqp, dsrq, dcq, dmr, dpd, dctx;
 	char line[16];
 
 	srq = cq ? srq_create(pd, 16, 1, 0, &err) : NULL;
 	mr = srq ? ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!mr || ibv_post_srq_recv(srq, &wr, &bad))
+	if (!mr || ibv_post_srq_recv(srq, &wr, &bad) ||
+	    hold_qp(ctx, pd, mr, &qp, &qcq))
 		return 1;
-	printf("ready\n");
+	printf("ready %u\n", qp->qp_num);
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
@@ -698,14 +741,15 @@ static int hold(const char *name)
 	 */
 	post = ibv_post_srq_recv(srq, &wr, &bad);
 	ret = ibv_poll_cq(cq, 1, &wc);
+	dqp = ibv_destroy_qp(qp);
 	dsrq = ibv_destroy_srq(srq);
-	dcq = ibv_destroy_cq(cq);
+	dcq = ibv_destroy_cq(cq) | ibv_destroy_cq(qcq);
 	dmr = ibv_dereg_mr(mr);
 	dpd = ibv_dealloc_pd(pd);
 	dctx = ibv_close_device(ctx);
-	printf("after removal: post_srq_recv %d, poll_cq %d, destroy_srq %d, destroy_cq %d, dereg_mr %d, dealloc_pd %d, close_device %d\n",
-	       post, ret, dsrq, dcq, dmr, dpd, dctx);
-	return post < 0 || ret || dsrq || dcq || dmr || dpd || dctx;
+	printf("after removal: post_srq_recv %d, poll_cq %d, destroy_qp %d, destroy_srq %d, destroy_cq %d, dereg_mr %d, dealloc_pd %d, close_device %d\n",
+	       post, ret, dqp, dsrq, dcq, dmr, dpd, dctx);
+	return post < 0 || ret || dqp || dsrq || dcq || dmr || dpd || dctx;
 }
 
 int main(int argc, char **argv)
