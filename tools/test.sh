@@ -49,9 +49,11 @@ fi
 make -s all || die "build failed"
 passed=0
 failed=0
-# what the closing summary lists: each suite's time, and each failure
+# what the closing summary lists: each suite's time, each failure, and
+# each suite that did not run
 times=()
 failures=()
+not_run=()
 
 # The other supported systems (tools/system.sh): each one's kernel, and
 # for trixie its root, set up, and vhca built for it, then the packages
@@ -250,8 +252,14 @@ if [ "$debug" = 1 ]; then
 	[ "$debug_ok" = 1 ] || tail -n 40 "$logs/debug-kernel.log" | sed 's/^/#   /'
 fi
 
+debug_suites=(guest-kulp-debug guest-failnth-debug guest-kunit-debug
+	guest-harness-debug guest-device-debug guest-fuzz-rings-debug
+	guest-iser-debug guest-scenario-debug guest-fuzz-wire-debug)
 if [ "$debug" != 1 ]; then
 	echo "# debug kernel: not run (VHCA_DEBUG_KERNEL=0)"
+	# KUnit runs under UML instead, and the fuzzers on Debian's kernel
+	not_run+=(guest-kulp-debug guest-failnth-debug guest-harness-debug
+		guest-device-debug guest-iser-debug)
 	tap guest-fuzz-rings tools/guest.sh 'bash tests/guest/fuzz-rings.sh'
 	tap guest-scenario tools/guest.sh 'bash tests/guest/scenario.sh'
 	tap guest-fuzz-wire tools/guest.sh --timeout 1500 \
@@ -286,6 +294,7 @@ elif [ "$debug_ok" = 1 ]; then
 else
 	echo "not ok - debug kernel: tools/debug-kernel.sh or make debug failed"
 	failures+=("debug kernel: tools/debug-kernel.sh or make debug failed")
+	not_run+=("${debug_suites[@]}")
 	failed=$((failed + 1))
 fi
 
@@ -298,5 +307,6 @@ echo "# the whole run took ${SECONDS}s"
 for f in "${failures[@]}"; do
 	echo "# failed: $f"
 done
+[ ${#not_run[@]} = 0 ] || echo "# not run: ${not_run[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
