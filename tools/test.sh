@@ -275,7 +275,7 @@ elif [ "$debug_ok" = 1 ]; then
 		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
 		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'"
 		guest-harness-debug "bash tests/harness.sh debug")
-	l2=(guest-device-debug "tools/guest.sh --debug 'bash tests/guest/device.sh'"
+	l2=(guest-device-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/device.sh'"
 		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
 		guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'"
 		guest-scenario-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/scenario.sh 20'")
