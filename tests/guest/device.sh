@@ -189,8 +189,8 @@ check "rdma_rxe loads while vhca0 is on eth0 (UDP 4791 is free)" \
 	modprobe rdma_rxe
 rdma link del vhca0
 if rdma link add rxe0 type rxe netdev eth0; then
-	check "vhca0 on rxe0's netdev is refused" \
-		bash -c '! rdma link add vhca0 type vhca netdev eth0'
+	check "vhca0 on rxe0's netdev is refused: EBUSY" \
+		refused "Device or resource busy" rdma link add vhca0 type vhca netdev eth0
 	check "the kernel log says why" \
 		bash -c 'dmesg | grep -q "vhca: rxe0 does RoCE on this netdev already"'
 	check "and no vhca0 is left behind" gone vhca0
@@ -236,11 +236,14 @@ unwatch
 check "vhca0 is gone" gone vhca0
 check "and can be added again" rdma link add vhca0 type vhca netdev eth0
 
-# The same with a CQ and an SRQ mapped and in use.
+# The same with a CQ and an SRQ mapped and in use.  The held QP connects
+# to itself through GID 0, which the new vhca0 gets from eth0 shortly.
+wait_gid vhca0
 coproc HOLD { build/tests/rings vhca0 hold 2>&1; }
 read -r -t 30 ready hold_qpn <&"${HOLD[0]}"
 check_eq "a process holds a CQ, an SRQ, an MR and an RC QP that sent 3 SENDs to itself on vhca0" \
 	"$ready" ready
+[ "$ready" = ready ] || timeout 5 cat <&"${HOLD[0]}" | sed 's/^/#   /'
 # rdma res -d: the driver's part of each entry (drivers/vhca_restrack.c)
 # res_d KIND PATTERN [FILTER...]: an object's attributes on one line
 # (trixie's rdma wraps a QP's), searched for PATTERN (grep -E)
@@ -298,8 +301,16 @@ check "a taken device name is refused" \
 	bash -c '! rdma link add vhca0 type vhca netdev veth1'
 check "veth1 stays free for a link of its own" \
 	bash -c 'rdma link add vhca8 type vhca netdev veth1 && rdma link del vhca8' 
-check "a non-Ethernet netdev (lo) is refused" \
-	bash -c '! rdma link add vhcalo type vhca netdev lo'
+check "a non-Ethernet netdev (lo) is refused: EINVAL" \
+	refused "Invalid argument" rdma link add vhcalo type vhca netdev lo
+check "the kernel log says why" \
+	bash -c 'dmesg | grep -q "lo: vhca: not an Ethernet device"'
+ip link add link veth1 name veth1.5 type vlan id 5
+check "a VLAN is refused: EINVAL" \
+	refused "Invalid argument" rdma link add vhcav type vhca netdev veth1.5
+check "the kernel log says why" \
+	bash -c 'dmesg | grep -q "veth1.5: vhca: use the VLAN.s real device"'
+ip link del veth1.5
 check "a missing netdev is refused" \
 	bash -c '! rdma link add vhcax type vhca netdev nosuchdev'
 ip link set veth1 down

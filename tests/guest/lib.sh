@@ -138,6 +138,16 @@ tap_run() {
 	check_eq "$name exit status" "$rc" 0
 }
 
+# refused ERRNO_TEXT CMD...: CMD fails, saying the errno the admin guide
+# gives (rdma prints "error: " and the kernel's errno's strerror)
+refused() {
+	local want=$1 out
+	shift
+	out=$("$@" 2>&1) && { printf '%s\n' "$out"; return 1; }
+	printf '%s\n' "$out"
+	grep -qF "error: $want" <<<"$out"
+}
+
 # spot_ok LOG...: rdma-core's ibv_*_pingpong -c compares the first byte of
 # each page of a received buffer, prints "invalid data in page N" for a
 # mismatch and still exits 0: a spot check, which this makes count.  The

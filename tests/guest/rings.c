@@ -695,16 +695,28 @@ static int hold_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 
 	*qpp = qp;
 	*cqp = cq;
-	if (!qp || ibv_query_gid(ctx, 1, 0, &gid))
+	if (!qp || ibv_query_gid(ctx, 1, 0, &gid)) {
+		printf("hold: no QP, or no GID 0\n");
 		return 1;
+	}
 	path.dest = qp->qp_num;
-	if (qp_rts_path(qp, &path))
+	i = qp_rts_path(qp, &path);
+	if (i) {
+		printf("hold: the QP to RTS: %s\n", strerror(i));
 		return 1;
+	}
 	for (i = 0; i < HOLD_SENDS; i++)
-		if (ibv_post_recv(qp, &rw, &rbad) || ibv_post_send(qp, &sw, &sbad))
+		if (ibv_post_recv(qp, &rw, &rbad) || ibv_post_send(qp, &sw, &sbad)) {
+			printf("hold: a post failed\n");
 			return 1;
-	for (i = 0; i < 2 * HOLD_SENDS; i++)
-		ok += next_wc(cq).status == IBV_WC_SUCCESS;
+		}
+	for (i = 0; i < 2 * HOLD_SENDS; i++) {
+		struct ibv_wc wc = next_wc(cq);
+
+		if (wc.status != IBV_WC_SUCCESS)
+			printf("hold: completion %d: status %d\n", i, wc.status);
+		ok += wc.status == IBV_WC_SUCCESS;
+	}
 	return ok != 2 * HOLD_SENDS;
 }
 
@@ -726,8 +738,11 @@ static int hold(const char *name)
 
 	srq = cq ? srq_create(pd, 16, 1, 0, &err) : NULL;
 	mr = srq ? ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!mr || ibv_post_srq_recv(srq, &wr, &bad) ||
-	    hold_qp(ctx, pd, mr, &qp, &qcq))
+	if (!mr || ibv_post_srq_recv(srq, &wr, &bad)) {
+		printf("hold: no CQ, SRQ or MR\n");
+		return 1;
+	}
+	if (hold_qp(ctx, pd, mr, &qp, &qcq))
 		return 1;
 	printf("ready %u\n", qp->qp_num);
 	fflush(stdout);

@@ -120,8 +120,8 @@ check "both have their IPv4 GIDs" \
 check "RC pingpong vhca1 -> vhca2 in c1, on the wire beside rxe0" \
 	rc_pair vhca2 vhca1 78
 check "and rxe0 -> vhca0 in c1, with vhca1 beside rxe0" rc_pair
-check "vhca3 on rxe0's netdev is refused" \
-	bash -c '! rdma link add vhca3 type vhca netdev veth0'
+check "vhca3 on rxe0's netdev is refused: EBUSY" \
+	refused "Device or resource busy" rdma link add vhca3 type vhca netdev veth0
 check "the kernel log says why" \
 	bash -c 'dmesg | grep -q "veth0: vhca: rxe0 does RoCE on this netdev already"'
 check "no vhca3 is left behind" test ! -e /sys/class/infiniband/vhca3
@@ -129,8 +129,8 @@ check "no vhca3 is left behind" test ! -e /sys/class/infiniband/vhca3
 # Not steered, a device needs the port: not while rxe has it.
 rdma link del vhca1
 echo 0 >/sys/module/vhca/parameters/steer
-check "steer=0: vhca1 is refused while rxe holds UDP 4791" \
-	bash -c '! rdma link add vhca1 type vhca netdev veth2'
+check "steer=0: vhca1 is refused while rxe holds UDP 4791: EADDRINUSE" \
+	refused "Address already in use" rdma link add vhca1 type vhca netdev veth2
 check "the kernel log says why" \
 	bash -c 'dmesg | grep -q "veth2: vhca: not steered, and UDP port 4791 of its namespace is in use"'
 check "no vhca1 is left behind" test ! -e /sys/class/infiniband/vhca1
