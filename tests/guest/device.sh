@@ -237,13 +237,15 @@ check "vhca0 is gone" gone vhca0
 check "and can be added again" rdma link add vhca0 type vhca netdev eth0
 
 # The same with a CQ and an SRQ mapped and in use.  The held QP connects
-# to itself through GID 0, which the new vhca0 gets from eth0 shortly.
+# to itself through GID 0, which the new vhca0 gets from eth0 shortly,
+# once its port is up.
+wait_for 10 link_state_is vhca0 "ACTIVE physical_state LINK_UP netdev eth0"
 wait_gid vhca0
 coproc HOLD { build/tests/rings vhca0 hold 2>&1; }
 read -r -t 30 ready hold_qpn <&"${HOLD[0]}"
 check_eq "a process holds a CQ, an SRQ, an MR and an RC QP that sent 3 SENDs to itself on vhca0" \
 	"$ready" ready
-[ "$ready" = ready ] || timeout 5 cat <&"${HOLD[0]}" | sed 's/^/#   /'
+[ "$ready" = ready ] || echo "#   $ready $hold_qpn"
 # rdma res -d: the driver's part of each entry (drivers/vhca_restrack.c)
 # res_d KIND PATTERN [FILTER...]: an object's attributes on one line
 # (trixie's rdma wraps a QP's), searched for PATTERN (grep -E)

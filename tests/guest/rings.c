@@ -617,15 +617,25 @@ static void traffic_test(struct ibv_context *ctx, struct ibv_pd *pd, int srq,
  * system call, and the same filter must kill the child for it.  Without
  * it, the traffic test above could pass with a filter that stops nothing.
  */
-static void doorbell_control(struct ibv_context *ctx, struct ibv_pd *pd)
+/* An RC QP of @wr WRs each way, one SGE, on a CQ of its own (in *@cqp) */
+static struct ibv_qp *rc_qp_own_cq(struct ibv_context *ctx, struct ibv_pd *pd,
+				   uint32_t wr, struct ibv_cq **cqp)
 {
-	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 2 * wr, NULL, NULL, 0);
 	struct ibv_qp_init_attr ia = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
+		.cap = { .max_send_wr = wr, .max_recv_wr = wr,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp *qp = cq ? ibv_create_qp(pd, &ia) : NULL;
+
+	*cqp = cq;
+	return cq ? ibv_create_qp(pd, &ia) : NULL;
+}
+
+static void doorbell_control(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_cq *cq;
+	struct ibv_qp *qp = rc_qp_own_cq(ctx, pd, 1, &cq);
 	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND }, *bad;
 	union ibv_gid gid;
 	int fds[2], status = 0;
@@ -676,13 +686,8 @@ static void mmap_tests(struct ibv_context *ctx)
 static int hold_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 		   struct ibv_mr *mr, struct ibv_qp **qpp, struct ibv_cq **cqp)
 {
-	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	struct ibv_qp *qp = cq ? ibv_create_qp(pd, &ia) : NULL;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp = rc_qp_own_cq(ctx, pd, 8, &cq);
 	struct ibv_sge sge = { .addr = (uintptr_t)mr->addr, .length = 64,
 			       .lkey = mr->lkey };
 	struct ibv_recv_wr rw = { .sg_list = &sge, .num_sge = 1 }, *rbad;
