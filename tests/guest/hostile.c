@@ -290,6 +290,36 @@ static long vm_pin_kib(void)
 	return kib;
 }
 
+/* 0 if a CQ of @cqe is created (it is destroyed again), or its errno */
+static int cq_refused(int cqe)
+{
+	struct ibv_cq *c;
+	int err;
+
+	errno = 0;
+	c = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
+	err = c ? 0 : errno;
+	if (c)
+		ibv_destroy_cq(c);
+	return err;
+}
+
+/*
+ * VmPin once it reads @want, or after 5 s: vhca looks at rings whose pages
+ * outlive their object once a second.
+ */
+static long vm_pin_settles(long want)
+{
+	long pin = vm_pin_kib();
+	int tries;
+
+	for (tries = 0; tries < 50 && pin != want; tries++) {
+		usleep(100000);
+		pin = vm_pin_kib();
+	}
+	return pin;
+}
+
 #define KEPT	3	/* CQs of 256 whose rings are kept mapped: 60 of 64 KiB */
 
 /*
@@ -300,14 +330,11 @@ static long vm_pin_kib(void)
 static void kept_mappings(void)
 {
 	void *keep[KEPT] = {};
-	struct ibv_cq *big;
 	long pin0, pin;
 	size_t len = 0;
-	int i, err, tries;
+	int i, err;
 
-	/* vhca looks at rings whose pages outlive their object once a second */
-	for (tries = 0; tries < 50 && (pin0 = vm_pin_kib()) != 0; tries++)
-		usleep(100000);
+	pin0 = vm_pin_settles(0);
 	check(pin0 == 0,
 	      "the rings destroyed and unmapped so far are uncharged within 5 s: VmPin %ld kB",
 	      pin0);
@@ -337,46 +364,32 @@ static void kept_mappings(void)
 	check(pin == KEPT * 20,
 	      "their pages stay charged while mapped: VmPin %ld kB (%d expected)",
 	      pin, KEPT * 20);
-	errno = 0;
-	big = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-	err = errno;
-	check(!big && err == ENOMEM,
+	err = cq_refused(256);
+	check(err == ENOMEM,
 	      "another CQ of 256 is over the limit while they are mapped: ENOMEM (%d)", err);
-	if (big)
-		ibv_destroy_cq(big);
 	for (i = 0; i < KEPT; i++)
 		if (keep[i])
 			munmap(keep[i], len);
-	for (tries = 0; tries < 50 && (pin = vm_pin_kib()) != 0; tries++)
-		usleep(100000);
+	pin = vm_pin_settles(0);
 	check(pin == 0, "unmapped, they are uncharged within 5 s: VmPin %ld kB", pin);
-	big = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-	check(big != NULL, "and a CQ of 256 fits again");
-	if (big)
-		ibv_destroy_cq(big);
+	check(!cq_refused(256), "and a CQ of 256 fits again");
 }
 
 /* Rings count against RLIMIT_MEMLOCK: the caller set it to 64 KiB. */
 static int memlock(void)
 {
-	struct ibv_cq *small, *big;
+	struct ibv_cq *small;
 	int err;
 
 	small = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	check(small != NULL, "a CQ of 16 (one page) fits under a 64 KiB RLIMIT_MEMLOCK");
-	errno = 0;
-	big = ibv_create_cq(ctx, 65536, NULL, NULL, 0);
-	err = errno;
-	check(!big && err == ENOMEM,
+	err = cq_refused(65536);
+	check(err == ENOMEM,
 	      "a CQ of 65536 (4 MiB of ring) does not: ENOMEM (%d)", err);
-	if (big)
-		ibv_destroy_cq(big);
 	if (small)
 		ibv_destroy_cq(small);
-	big = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-	check(big != NULL, "what was freed is uncharged: a CQ of 256 (5 pages) fits again");
-	if (big)
-		ibv_destroy_cq(big);
+	check(!cq_refused(256),
+	      "what was freed is uncharged: a CQ of 256 (5 pages) fits again");
 	kept_mappings();
 	ibv_close_device(ctx);
 	return tap_done();
