@@ -457,8 +457,8 @@ static u8 vhca_build_grh(const struct ib_gid_attr *sgid,
  * Deliver a UD message to @peer: its next receive WQE (copied into @rwqe)
  * takes the 40-byte GRH slot, then @len bytes from @src.  A missing
  * receive drops the message, counted in the receiver's rcvd_no_recv_wqe;
- * a receive that cannot hold it fails.  @msg says whether it carries immediate data and the
- * solicited flag.
+ * a receive that cannot hold it fails.  @msg says whether it carries
+ * immediate data and the solicited flag.
  */
 static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 			    struct vhca_rwqe *rwqe, struct vhca_seg *dseg,
