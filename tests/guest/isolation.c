@@ -445,6 +445,9 @@ static long long doorbell_cpu_ns(struct vhca_qp *qp, ssize_t *w)
 	return (t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec;
 }
 
+/* tries counted for each figure of bounded_flush(): it keeps the least */
+#define FLUSH_TRIES	3
+
 /*
  * What one doorbell of a QP in the error state costs its caller: the CPU
  * time of flushing one full ring, against that of the doorbell while a
@@ -459,7 +462,7 @@ static void bounded_flush(void)
 	long long one_ring = 0, fed = 0;
 	struct vhca_qp *qp;
 	uint32_t slots, c0;
-	int done = 0, i;
+	int done = 0, i, n;
 	ssize_t w;
 
 	if (!ibqp || qp_self_rts(ibqp, &gid) ||
@@ -475,55 +478,66 @@ static void bounded_flush(void)
 	 * The figure is the caller's only if the doorbell ran the ring
 	 * itself, not the engine's work that RTS queued (it then only
 	 * kicks the work): a try counts when the consumer moved a ring by
-	 * the time the doorbell returned.
+	 * the time the doorbell returned.  Each figure is the least of
+	 * FLUSH_TRIES counted tries: a vCPU that the host preempts inside
+	 * the system call only adds to a try's time (a loaded CI host once
+	 * made one try 14.6 rings).
 	 */
-	for (i = 0; i < 5 && !one_ring; i++) {
+	for (i = 0, n = 0; i < 2 * FLUSH_TRIES && n < FLUSH_TRIES; i++) {
+		long long t;
+
 		usleep(100000);
 		c0 = __atomic_load_n(&qp->sq.hdr->consumer, __ATOMIC_ACQUIRE);
 		__atomic_store_n(&qp->sq.hdr->producer, c0 + slots,
 				 __ATOMIC_RELEASE);
-		one_ring = doorbell_cpu_ns(qp, &w);
-		if (w != (ssize_t)sizeof(qp->db) ||
-		    __atomic_load_n(&qp->sq.hdr->consumer, __ATOMIC_ACQUIRE) !=
-		    c0 + slots)
-			one_ring = 0;
+		t = doorbell_cpu_ns(qp, &w);
+		if (w == (ssize_t)sizeof(qp->db) &&
+		    __atomic_load_n(&qp->sq.hdr->consumer, __ATOMIC_ACQUIRE) ==
+		    c0 + slots && (!n++ || t < one_ring))
+			one_ring = t;
 	}
-	check(one_ring > 0,
-	      "bounded flush: one doorbell flushes a full ring of %u WQEs (%lld us, try %d)",
-	      slots, one_ring / 1000, i);
-	if (!one_ring)
+	check(n > 0,
+	      "bounded flush: one doorbell flushes a full ring of %u WQEs (%lld us, the least of %d of %d tries)",
+	      slots, one_ring / 1000, n, i);
+	if (!n)
 		goto out;
 
 	/*
 	 * A doorbell that only kicked the engine's work costs microseconds,
 	 * one that flushed costs a good part of a ring (the figures vary by
-	 * half between runs under TCG): below an eighth, it ran nothing.
+	 * half between runs under TCG): below an eighth, it ran nothing,
+	 * and the try does not count.
 	 */
-	for (i = 0; i < 3 && fed < one_ring / 8 && !done; i++) {
+	for (i = 0, n = 0; i < 2 * FLUSH_TRIES && n < FLUSH_TRIES && !done; i++) {
 		struct feeder f = { .qp = qp };
-		pthread_t t;
+		long long t;
+		pthread_t th;
 
 		usleep(100000);
-		if (pthread_create(&t, NULL, feed, &f)) {
+		if (pthread_create(&th, NULL, feed, &f)) {
 			check(0, "bounded flush: start the feeding thread");
 			goto out;
 		}
 		while (!atomic_load(&f.started))
 			usleep(1000);
 		usleep(50000);
-		fed = doorbell_cpu_ns(qp, &w);
+		t = doorbell_cpu_ns(qp, &w);
 		done = atomic_load(&f.done);
 		atomic_store(&f.stop, 1);
-		pthread_join(t, NULL);
+		pthread_join(th, NULL);
+		if (w != (ssize_t)sizeof(qp->db))
+			break;
+		if (t >= one_ring / 8 && (!n++ || t < fed))
+			fed = t;
 	}
 	check(w == (ssize_t)sizeof(qp->db) && done == 0,
 	      "bounded flush: the doorbell returns while a thread keeps the producer a ring ahead (%s)",
 	      done == 2 ? "only once the thread gave up, 8 s later" :
 	      done ? "the thread stopped first" : "yes");
 	/* a ring, and the second look at the producer that hands the rest on */
-	check(fed >= one_ring / 8 && fed <= 4 * one_ring + 500000,
-	      "bounded flush: that doorbell costs its caller about a ring's flushing (%lld us, %.1f rings)",
-	      fed / 1000, (double)fed / one_ring);
+	check(n > 0 && fed <= 4 * one_ring + 500000,
+	      "bounded flush: that doorbell costs its caller about a ring's flushing (%lld us, %.1f rings, the least of %d of %d tries)",
+	      fed / 1000, (double)fed / one_ring, n, i);
 out:
 	if (ibqp)
 		check(!ibv_destroy_qp(ibqp), "bounded flush: destroy the QP");
