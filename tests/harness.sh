@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 . tests/guest/lib.sh
 
 if [ "${1:-}" = debug ]; then
+	tap_plan 4
 	for f in kasan:"BUG: KASAN: slab-out-of-bounds" \
 		lockdep:"WARNING: possible circular locking dependency detected"; do
 		tools/guest.sh --debug --timeout 300 \
@@ -24,6 +25,7 @@ if [ "${1:-}" = debug ]; then
 	tap_done
 	exit
 fi
+tap_plan 2
 tools/guest.sh --timeout 300 'exit 3' >/tmp/vhca-h1.log 2>&1
 check_eq "a failing guest command fails the run (status 1)" "$?" 1
 tools/guest.sh --timeout 300 'echo "WARNING: CPU: 0 PID: 1 at vhca harness self-test" >/dev/kmsg' \

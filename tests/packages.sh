@@ -87,6 +87,16 @@ dkms_has() {
 	in_inst dkms status vhca -k "$1" | grep -q "^vhca/$version, $1, x86_64: installed"
 }
 
+# the plan: installing, trixie has the backports kernel's three checks
+# more and no DKMS check for a second bookworm kernel; booting, each
+# kernel runs packaged.sh and tap_run's check of its status, then four
+# checks of the purge
+if [ "$step" = install ]; then
+	tap_plan $([ "$group" = trixie ] && echo 8 || echo 5)
+else
+	tap_plan $((($(sed -n 's/^tap_plan //p' tests/guest/packaged.sh) + 1) * ${#systems[@]} + 4))
+fi
+
 if [ "$step" = install ]; then
 	if [ "$group" = trixie ]; then
 		bp=${kver_of[trixie-backports]}

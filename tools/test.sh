@@ -47,8 +47,18 @@ if [ "$debug" = 1 ]; then
 	debug_pid=$!
 fi
 make -s all || die "build failed"
+# phase NAME: the time since the last phase (or the start) was NAME's,
+# for the summary
+phases=()
+phase_t=0
+phase() {
+	phases+=("$((SECONDS - phase_t))s $1")
+	phase_t=$SECONDS
+}
+phase "set-up and build"
 passed=0
 failed=0
+skipped=0
 # what the closing summary lists: each suite's time, each failure, and
 # each suite that did not run
 times=()
@@ -91,17 +101,54 @@ check() {
 	fi
 }
 
+# tap_count LOG: "PASSED SKIPPED FAILED", then a line for each way LOG
+# breaks its plans.  LOG holds one TAP stream or more (two guests print
+# one each), each opened by its plan line "1..N"; a check before any
+# plan, or a stream of more or fewer than N checks, breaks them.  An
+# "ok ... # SKIP" line is a skip, not a pass.
+tap_count() {
+	awk '
+	function close_stream() {
+		if (open && ran != plan)
+			bad[++nb] = "planned " plan " checks, ran " ran
+		open = 0
+	}
+	/^1\.\.[0-9]+$/ { close_stream(); open = 1; plan = substr($0, 4) + 0; ran = 0; next }
+	/^(ok|not ok)( |$)/ {
+		if (!open && !early++)
+			bad[++nb] = "checks before any plan"
+		ran++
+		if (/^not ok/) f++
+		else if (/^ok [^#]*# SKIP/) s++
+		else p++
+	}
+	END {
+		close_stream()
+		print p + 0, s + 0, f + 0
+		for (i = 1; i <= nb; i++) print bad[i]
+	}' "$1"
+}
+
 # tally NAME RC SECS: count a suite's TAP log: each "ok"/"not ok" line
-# counts, and a non-zero status with no failing line counts as one failure.
+# counts, a "# SKIP" apart; each broken plan, a non-zero status with no
+# failure to explain it and a suite that ran no test count as one failure
+# each.
 tally() {
-	local name=$1 rc=$2 p f line
+	local name=$1 rc=$2 p s f line counts
 	echo "# $name took ${3}s"
 	times+=("$3 $name")
-	p=$(grep -cE '^ok ' "$logs/$name.log")
-	f=$(grep -cE '^not ok ' "$logs/$name.log")
+	counts=$(tap_count "$logs/$name.log")
+	read -r p s f <<<"$counts"
 	while IFS= read -r line; do
 		failures+=("$name: $line")
 	done < <(grep -E '^not ok ' "$logs/$name.log" | head -n 10)
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		echo "not ok - $name: $line"
+		failures+=("$name: $line")
+		f=$((f + 1))
+	done < <(tail -n +2 <<<"$counts")
+	# a status that no failure above explains
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		echo "not ok - $name exited with status $rc"
 		failures+=("$name: exited with status $rc")
@@ -113,6 +160,7 @@ tally() {
 		f=1
 	fi
 	passed=$((passed + p))
+	skipped=$((skipped + s))
 	failed=$((failed + f))
 }
 
@@ -161,12 +209,14 @@ tap host bash tests/host/run.sh
 
 # kunit_uml: the KUnit suites under UML, without the debug kernel
 kunit_uml() {
-	local kp kf
+	local kp kf ks
 	echo "# kunit (UML)"
 	bash kunit/run.sh 2>&1 | tee "$logs/kunit.log"
 	kp=$(sed -n 's/^kunit: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$logs/kunit.log")
 	kf=$(sed -n 's/^kunit: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$logs/kunit.log")
+	ks=$(sed -n 's/^kunit: [0-9]* passed, [0-9]* failed, \([0-9]*\) skipped.*/\1/p' "$logs/kunit.log")
 	passed=$((passed + ${kp:-0}))
+	skipped=$((skipped + ${ks:-0}))
 	failed=$((failed + ${kf:-1}))
 }
 [ "$debug" = 1 ] || kunit_uml
@@ -199,9 +249,11 @@ fw_checks="FUZZ_PHASES=checks bash tests/guest/fuzz-wire.sh"
 # with and without SRQs, FLUSH with rdma-core 56), and pyverbs where its
 # rdma-core or its kernel's verbs differ from the primary's.  Two guests at
 # a time.
+phase "lint, host, and the suites on Debian's 6.12"
 t0=$SECONDS
 wait "$systems_pid"
 echo "# the other systems: waited $((SECONDS - t0))s for their builds"
+phase "waiting for the other systems' builds and packages"
 built() {
 	local rc secs
 	read -r rc secs <"$logs/build-$1.rc" || rc=1 secs=0
@@ -242,6 +294,7 @@ lane "${l1[@]}" &
 lane "${l2[@]}"
 wait $!
 echo "# two lanes of the other systems' legs took $((SECONDS - t0))s"
+phase "two lanes of the other systems' legs"
 show_lane "${l1[@]}"
 show_lane "${l2[@]}"
 
@@ -250,6 +303,7 @@ if [ "$debug" = 1 ]; then
 	t0=$SECONDS
 	wait "$debug_pid" && debug_ok=1
 	echo "# debug kernel: waited $((SECONDS - t0))s for its build"
+	phase "waiting for the debug kernel"
 	grep 'debug kernel .* built in' "$logs/debug-kernel.log" | sed 's/^/# /'
 	[ "$debug_ok" = 1 ] || tail -n 40 "$logs/debug-kernel.log" | sed 's/^/#   /'
 fi
@@ -284,6 +338,7 @@ elif [ "$debug_ok" = 1 ]; then
 	lane "${l2[@]}"
 	wait $!
 	echo "# two lanes of debug suites took $((SECONDS - t0))s"
+	phase "two lanes of debug suites"
 	show_lane "${l1[@]}"
 	show_lane "${l2[@]}"
 	# Both guests on the debug kernel.  With the fuzzer's guest on
@@ -305,10 +360,14 @@ rm -rf "$logs"
 # slowest suites, the whole run's time and every failure.
 echo "# slowest suites (seconds):"
 printf '%s\n' "${times[@]}" | sort -rn | head -n 12 | sed 's/^/#   /'
+phase "the rest (the wire fuzzer on the debug kernel)"
+echo "# the run's phases:"
+printf '#   %s\n' "${phases[@]}"
 echo "# the whole run took ${SECONDS}s"
 for f in "${failures[@]}"; do
 	echo "# failed: $f"
 done
 [ ${#not_run[@]} = 0 ] || echo "# not run: ${not_run[*]}"
+echo "# skipped (in their suites' plans, neither passed nor failed): $skipped"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -5,6 +5,7 @@
 # data checks are datacheck's, at the end.  ib_send_bw's CQ moderation is what caught the engine
 # completing a send before freeing its slot.
 . tests/guest/lib.sh
+tap_plan 26
 
 vhca0_up
 

@@ -8,6 +8,7 @@
 # own namespace.  The devices are shared between namespaces, so the test
 # opens both from here.
 . tests/guest/lib.sh
+tap_plan 62
 
 in_c1() { ip netns exec c1 "$@"; }
 ip netns add c1

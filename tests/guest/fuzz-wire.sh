@@ -58,6 +58,15 @@ COUNT=${FUZZ_COUNT:-100000}
 FTIME=${FUZZ_TIME:-600}
 SEED=${FUZZ_SEED:+--seed $FUZZ_SEED}
 
+# the plan: 4 checks before the phases and 4 after them, and each phase's
+case $VHCA_GUEST in
+a) fuzz_checks=13 fixed_checks=5 ;;
+b) fuzz_checks=6 fixed_checks=8 ;;
+esac
+[ "$PHASES" != checks ] || fuzz_checks=0
+[ "$PHASES" != fuzz ] || fixed_checks=0
+tap_plan $((8 + fuzz_checks + fixed_checks))
+
 ip link set eth1 up
 ip addr add 10.76.1.$me/24 dev eth1
 check "guest $VHCA_GUEST: eth1 has carrier" \

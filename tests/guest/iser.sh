@@ -6,6 +6,7 @@
 # logs out: RDMA CM, fast registration, SEND_WITH_INV and the target's
 # RDMA READ/WRITE, from a second kernel ULP.
 . tests/guest/lib.sh
+tap_plan 10
 . tests/guest/iscsi.sh
 
 A=10.76.0.1

@@ -9,6 +9,7 @@
 # is killed with SIGKILL with I/O in flight, and the device is torn down
 # under I/O twice: by `rdma link del`, then by `rmmod vhca`.
 . tests/guest/lib.sh
+tap_plan 74
 . tests/guest/nvme.sh
 
 A=10.76.0.1

@@ -5,12 +5,15 @@
 # vhca.ko once more with them in (build/debug/tests/kunit/vhca.ko); loading
 # it runs them under KASAN, lockdep and UBSAN, and KUnit writes KTAP to the
 # kernel log.  Each test case becomes one TAP line here; a skipped case is
-# a "#" line, never an "ok".
+# a "# SKIP", never a pass.
 #
 #   bash tests/guest/kunit.sh
 . tests/guest/lib.sh
 
 ko=build/debug/tests/kunit/vhca.ko
+# what kunit/*.c declares: a line for each case, and seven checks
+ncases=$(cat kunit/*.c | grep -c 'KUNIT_CASE[A-Z_]*(')
+tap_plan $((ncases + 7))
 check "the KUnit build of vhca.ko is there" test -f $ko
 check "kunit loads" modprobe kunit
 # insmod does not load what the module needs: modprobe does
@@ -30,7 +33,7 @@ while IFS= read -r line; do
 	[ -n "$line" ] || continue
 	name=$(echo "$line" | sed 's/^ *\(not \)\{0,1\}ok [0-9]* //')
 	case $line in
-	*"# SKIP"*) echo "# skipped: $name" ;;
+	*"# SKIP"*) skip_one "kunit: ${name%%#*}" "${name#*# SKIP}" ;;
 	*"not ok "*) fail "kunit: $name"
 		grep -B30 -F "$line" /tmp/kunit.log | grep '^ *# ' |
 			tail -n 10 | sed 's/^ */#   /' ;;
@@ -39,6 +42,6 @@ while IFS= read -r line; do
 done <<<"$cases"
 # every case in kunit/*.c reported, none lost to a suite that did not run
 check_eq "every KUnit case of kunit/*.c reported" \
-	"$(grep -c . <<<"$cases")" "$(cat kunit/*.c | grep -c 'KUNIT_CASE[A-Z_]*(')"
+	"$(grep -c . <<<"$cases")" "$ncases"
 echo "#   $(grep -cE '^(not )?ok [0-9]+ ' /tmp/kunit.log) suites"
 tap_done

@@ -1,9 +1,34 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # TAP helpers for guest tests: each check prints "ok N - what" or
-# "not ok N - what" with the failing output as "#" lines.
+# "not ok N - what" with the failing output as "#" lines.  A suite
+# declares its checks first (tap_plan): tools/test.sh fails one that ran
+# more or fewer, and counts "# SKIP" lines apart from passes.
 
 tap_n=0
 tap_failed=0
+tap_planned=
+
+# tap_plan N: this suite runs N checks, skipped ones included (the
+# plan line comes before them, so a suite cut short is one that ran fewer)
+tap_plan() {
+	tap_planned=$1
+	echo "1..$1"
+}
+
+# skip_one WHAT WHY: a check that does not apply here, an "ok ... # SKIP"
+# line, which tools/test.sh counts as skipped, not passed
+skip_one() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $1 # SKIP $2"
+}
+
+# skip N WHY: N such checks
+skip() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		skip_one "skipped ($i of $1)" "$2"
+	done
+}
 
 pass() {
 	tap_n=$((tap_n + 1))
@@ -121,7 +146,7 @@ tap_import() {
 		case $line in
 		"ok "*) pass "$1: ${line#ok * - }" ;;
 		"not ok "*) fail "$1: ${line#not ok * - }" ;;
-		"1.."*) ;;
+		"1.."*) echo "#   $1's plan: ${line#1..} checks" ;;
 		*) echo "#   $line" ;;
 		esac
 	done
@@ -204,7 +229,16 @@ kernel_at_least() {
 	[ "$(printf '%s\n' "$1" "$(uname -r)" | sort -V | head -n 1)" = "$1" ]
 }
 
+# tap_done: the suite's status: 1 if a check failed or the count of
+# checks is not the plan's
 tap_done() {
-	echo "1..$tap_n"
+	if [ -z "$tap_planned" ]; then
+		echo "# no plan: tap_plan never ran"
+		return 1
+	fi
+	if [ "$tap_n" != "$tap_planned" ]; then
+		echo "# planned $tap_planned checks, ran $tap_n"
+		return 1
+	fi
 	[ "$tap_failed" = 0 ]
 }

@@ -11,6 +11,7 @@
 # never be handed to vhcay or vhcaz by the engine.  Then `rdma system set
 # netns exclusive`: a device moved to a namespace is seen there only.
 . tests/guest/lib.sh
+tap_plan 27
 
 in_ns() { local n=$1; shift; ip netns exec "$n" "$@"; }
 rx() { in_ns "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }

@@ -8,6 +8,7 @@
 # rdma-core release this system has; the demo's steps and an RC ping-pong
 # run through both.
 . tests/guest/lib.sh
+tap_plan 14
 
 kver=$(uname -r)
 libdir=/usr/lib/x86_64-linux-gnu/libibverbs

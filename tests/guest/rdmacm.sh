@@ -5,6 +5,7 @@
 # the same rings as everyone's), then the programs' own QPs carry the data.
 # Both address families, since RoCEv2 GIDs are IPv4-mapped or IPv6.
 . tests/guest/lib.sh
+tap_plan 38
 
 A4=10.76.0.1 A6=fd00:76::1
 ip link set eth0 up

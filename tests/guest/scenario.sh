@@ -16,6 +16,7 @@
 # Debian's kernel without it) and checks that every one ran.
 . tests/guest/lib.sh
 
+tap_plan 9
 count=${1:-${SCENFUZZ_COUNT:-150}}
 seed=${2:-${SCENFUZZ_SEED:-$RANDOM}}
 echo "# seed $seed, $count scenarios per process"

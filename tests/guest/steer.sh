@@ -14,6 +14,7 @@
 # is not steered is refused while rxe holds UDP 4791, and holds it itself
 # otherwise.
 . tests/guest/lib.sh
+tap_plan 32
 
 in_c1() { ip netns exec c1 "$@"; }
 # v4gid DEV HOST [NET]: the GID index of 10.NET.0.HOST (NET 77 unless said)

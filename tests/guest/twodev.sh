@@ -5,6 +5,7 @@
 # rdma-core's examples, perftest and the RDMA CM.  Then each device goes
 # away with a connection to the other open.
 . tests/guest/lib.sh
+tap_plan 27
 
 ip link add veth0 type veth peer name veth1
 ip link set veth0 up

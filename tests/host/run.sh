@@ -5,6 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/guest/lib.sh	# the TAP helpers are not guest specific
+tap_plan 40
 
 build/tests/abi_test >/tmp/vhca-abi.tap 2>&1
 rc=$?
