@@ -51,14 +51,17 @@ KERNEL_FILES := $(filter-out drivers/vhca_probed.h,$(wildcard drivers/*.[ch])) \
 	$(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) uapi/vhca-abi.h Kconfig
 
 TEST_CFLAGS := $(CFLAGS_USER) -std=gnu11 -Wall -Wextra -Werror $(RDMA_CORE_DEF)
-GUEST_TESTS := $(patsubst tests/guest/%.c,$(B)/tests/%,$(wildcard tests/guest/*.c))
+# ucxcheck needs UCX's headers, which only the primary system's set-up
+# installs: the UCX clients run there (clients.sh, twohost.sh)
+UCX_TESTS := $(B)/tests/ucxcheck
+GUEST_TESTS := $(filter-out $(UCX_TESTS),$(patsubst tests/guest/%.c,$(B)/tests/%,$(wildcard tests/guest/*.c)))
 HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))
 BENCH := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 
 .PHONY: all probe sysmodule usertests module provider tests kmod-tests debug lint lint-build lint-sparse lint-checkpatch \
 	lint-kerneldoc install uninstall install-provider uninstall-provider dkms-source \
 	dkms-install dkms-uninstall deb version clean
-all: module provider tests
+all: module provider tests $(UCX_TESTS)
 
 tests: usertests kmod-tests
 usertests: $(GUEST_TESTS) $(HOST_TESTS) $(BENCH)
@@ -80,6 +83,10 @@ $(RING_TESTS): $(PROV_HDRS)
 $(B)/tests/%: tests/guest/%.c tests/guest/testlib.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lrdmacm -libverbs
+
+$(UCX_TESTS): tests/guest/ucxcheck.c tests/guest/testlib.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lucp -lucs
 
 # the ring fuzzer reaches the provider's ring mappings (userspace/provider.h)
 $(B)/tests/ringfuzz: tests/guest/ringfuzz.c tests/guest/testlib.h $(PROV_HDRS)

@@ -18,7 +18,7 @@ PKGS=(
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
 	ibverbs-utils rdmacm-utils perftest python3-pyverbs nvme-cli fio
 	open-iscsi nftables pkg-config mmdebstrap
-	ucx-utils libfabric-bin nfs-kernel-server
+	ucx-utils libucx-dev libfabric-bin nfs-kernel-server
 	dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 	linux-source-6.12
 )

@@ -83,7 +83,24 @@ ucx_cli() {
 	env $(ucx_env "$1" "$3") timeout 300 ucx_perftest "$2" -t "$4" "${@:5}"
 }
 
-# ucx_pt DEV TLS TEST [ARGS]: both ends on DEV
+# ucx_ck_srv DEV TLS, ucx_ck_cli DEV SERVER TLS: build/tests/ucxcheck over
+# transports TLS on DEV, every byte of its tagged messages, PUTs and GETs
+# checked (ucx_perftest's are not: it measures); the server serves one
+# client, which tries to reach it for 60 s
+ucx_ck_srv() {
+	# shellcheck disable=SC2046
+	env $(ucx_env "$1" "$2") timeout 300 build/tests/ucxcheck
+}
+ucx_ck_cli() {
+	# shellcheck disable=SC2046
+	env $(ucx_env "$1" "$3") timeout 300 build/tests/ucxcheck "$2"
+}
+# ucx_ck DEV TLS: both ends on DEV
+ucx_ck() {
+	srv_cli ucxcheck "ucx_ck_srv $*" "ucx_ck_cli $1 $A $2"
+}
+
+# ucx_pt DEV TLS TEST [ARGS]: both ends on DEV (for bench/)
 ucx_pt() {
 	srv_cli ucx_perftest "ucx_srv $*" "ucx_cli $1 $A ${*:2}"
 }
@@ -139,14 +156,16 @@ nfs_on() {
 }
 
 # nfs_roundtrip VERS [SERVER]: /tmp/nfs.data (64 MiB) written through a
-# mount of version VERS, unmounted, mounted again and read back; the same
-# bytes.
+# mount of version VERS (the one there, or a new one), unmounted, mounted
+# again and read back; the same bytes.  A caller whose server may not be
+# up yet retries nfs_mount first, never this: a try must not hide a
+# comparison that failed.
 # Prints the write and read times in ms.
 nfs_roundtrip() {
 	local t0 t1 t2
 	[ -f /tmp/nfs.data ] ||
 		dd if=/dev/urandom of=/tmp/nfs.data bs=1M count=64 status=none
-	nfs_mount "$@" || return 1
+	mountpoint -q $NFS_MNT || nfs_mount "$@" || return 1
 	rm -f $NFS_MNT/data
 	t0=$(date +%s%N)
 	cp /tmp/nfs.data $NFS_MNT/data && sync $NFS_MNT/data || return 1

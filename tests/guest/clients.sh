@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # What real users run over RDMA, on vhca0 in one guest, then on rxe0 in the
 # same boot as the reference: libfabric's verbs provider (fi_pingpong, each
-# message checked), UCX (ucx_perftest's tag latency and put bandwidth over
-# rc_verbs with ud_verbs for wire-up, and over ud_verbs alone), NFS over
+# message checked), UCX (build/tests/ucxcheck: tagged messages, PUTs and
+# GETs, every byte, over rc_verbs with ud_verbs for wire-up, and over
+# ud_verbs alone), NFS over
 # RDMA (nfsd's RDMA listener, NFSv4.2 and NFSv3 mounts with proto=rdma,
 # 64 MiB written, read back after a remount and compared) and SRP (LIO's
 # ib_srpt, the ib_srp initiator through the RDMA CM, 16 MiB written and
@@ -11,6 +12,7 @@
 # Server and client share the device: the RDMA CM loops them back.
 . tests/guest/lib.sh
 . tests/guest/clients-lib.sh
+tap_plan 30
 
 ip link set eth0 up
 ip addr add "$A/24" dev eth0
@@ -20,14 +22,10 @@ users() {
 	local d=$1 v
 	check "$d: fi_pingpong, libfabric verbs msg endpoint, 1 B to 8 MiB, data checked" \
 		fi_pp "$d" -S all -I 10
-	check "$d: ucx_perftest tag_lat, rc_verbs with ud_verbs" \
-		ucx_pt "$d" rc_verbs,ud_verbs tag_lat -n 2000
-	check "$d: ucx_perftest ucp_put_bw of 64 KiB, rc_verbs with ud_verbs" \
-		ucx_pt "$d" rc_verbs,ud_verbs ucp_put_bw -s 65536 -n 500
-	check "$d: ucx_perftest tag_lat, ud_verbs alone" \
-		ucx_pt "$d" ud_verbs tag_lat -n 2000
-	check "$d: ucx_perftest ucp_put_bw of 64 KiB, ud_verbs alone" \
-		ucx_pt "$d" ud_verbs ucp_put_bw -s 65536 -n 200
+	check "$d: UCX over rc_verbs with ud_verbs: tagged messages of 1 B to 4 MiB, PUTs, GETs, every byte (ucxcheck)" \
+		ucx_ck "$d" rc_verbs,ud_verbs
+	check "$d: UCX over ud_verbs alone: the same, every byte (ucxcheck)" \
+		ucx_ck "$d" ud_verbs
 	check "$d: nfsd listening for RDMA on port 20049" nfs_server_up
 	for v in 4.2 3; do
 		check "$d: NFSv$v over RDMA: 64 MiB written, remounted, read back the same" \
