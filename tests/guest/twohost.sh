@@ -30,6 +30,31 @@ b) me=2 peer=1 ;;
 *) echo "VHCA_GUEST must be a or b"; exit 2 ;;
 esac
 
+# TWOHOST_TOPICS picks topics to run (both guests must get the same),
+# for work on one of them; the set-up and the swap to rxe0 always run
+topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn lifetime} "
+
+# The plan: the 5 checks of the set-up, b's swap to rxe0, and each
+# topic's checks, which differ between the guests and the phases
+declare -A checks_of=(
+	[interop_vhca_a]=57 [lossy_vhca_a]=25 [ulp_vhca_a]=6 [clients_vhca_a]=6
+	[hostile_vhca_a]=7 [ecn_vhca_a]=2
+	[interop_rxe_a]=56 [lossy_rxe_a]=4 [ulp_rxe_a]=19 [clients_rxe_a]=14
+	[lifetime_rxe_a]=12
+	[interop_vhca_b]=36 [lossy_vhca_b]=21 [ulp_vhca_b]=13 [clients_vhca_b]=8
+	[hostile_vhca_b]=5 [ecn_vhca_b]=7
+	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
+	[lifetime_rxe_b]=4
+)
+plan=5
+[ "$VHCA_GUEST" = a ] || plan=$((plan + 1))
+for k in "${!checks_of[@]}"; do
+	topic=${k%%_*}
+	[[ $k == *_$VHCA_GUEST && $topics == *" $topic "* ]] &&
+		plan=$((plan + checks_of[$k]))
+done
+tap_plan $plan
+
 ip link set eth1 up
 ip addr add 10.76.1.$me/24 dev eth1
 check "guest $VHCA_GUEST: eth1 has carrier" \
@@ -233,16 +258,18 @@ hear() { timeout 600 busybox nc -l -p 7000 | grep -qx "$1"; }
 . tests/guest/twohost/ecn.sh
 . tests/guest/twohost/lifetime.sh
 
-# TWOHOST_TOPICS picks topics to run (both guests must get the same),
-# for work on one of them; the set-up and the swap to rxe0 always run
-topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn lifetime} "
 
-# phase PHASE TOPIC...: this guest's side of each TOPIC in PHASE
+
+# phase PHASE TOPIC...: this guest's side of each TOPIC in PHASE, and
+# its time (for tools/test.sh's budget)
 phase() {
-	local p=$1 topic
+	local p=$1 topic t0
 	shift
 	for topic; do
-		[[ $topics == *" $topic "* ]] && "${topic}_${p}_$VHCA_GUEST"
+		[[ $topics == *" $topic "* ]] || continue
+		t0=$SECONDS
+		"${topic}_${p}_$VHCA_GUEST"
+		echo "# $p $topic took $((SECONDS - t0))s"
 	done
 }
 

@@ -37,14 +37,23 @@ clean_counters() {
 		printf '%s %s ' "$c" "$(stat $c)"
 	done
 }
-# qp_counted: an ib_write_bw client to a whose RC QP's counter set (auto
-# mode) shows its packets while it runs; /tmp/qp_sent gets the most seen
+# qp_counted [bind]: an ib_write_bw client to a whose RC QP's counter set
+# shows its packets while it runs; /tmp/qp_sent gets the most seen.  The
+# set is auto mode's, or with "bind" one that rdma statistic qp bind
+# (manual mode) gives the first RC QP of ib_write_bw's it finds
 qp_counted() {
-	local pid rc line n
+	local pid rc line n q= bound=
 	qp_sent=0
 	retry pt ib_write_bw vhca0 -n 2000 10.76.1.1 >/tmp/qpc.log 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
+		if [ "${1:-}" = bind ] && [ -z "$bound" ]; then
+			q=$(rdma res show qp link vhca0/1 | awk '/type RC/ && /comm ib_write_bw/ {
+				for (i = 1; i < NF; i++) f[$i] = $(i + 1)
+				if (f["state"] == "RTS") { print f["lqpn"]; exit } }')
+			[ -n "$q" ] && rdma statistic qp bind link vhca0/1 lqpn "$q" &&
+				bound=$q && echo "bound lqpn $q: $(rdma statistic qp show link vhca0/1 lqpn "$q")"
+		fi
 		line=$(rdma statistic qp show link vhca0/1 | grep -m1 "sent_pkts")
 		n=$(sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p' <<<"$line")
 		[ "${n:-0}" -gt "$qp_sent" ] && qp_sent=$n && echo "$line"
@@ -55,7 +64,7 @@ qp_counted() {
 	tail -n 3 /tmp/qpc.log
 	echo "the QP's set showed up to $qp_sent packets sent"
 	echo "$qp_sent" >/tmp/qp_sent
-	[ "$rc" = 0 ] && [ "$qp_sent" -gt 0 ]
+	[ "$rc" = 0 ] && [ "$qp_sent" -gt 0 ] && [ "${1:-}" != bind -o -n "$bound" ]
 }
 # recvv -s|-c ADDR [MODE]: rdma_post_recvv(3) (the server prints TAP)
 # mc_recv BIND GROUP: mckey joins GROUP (rdma_join_multicast: IGMP, then
@@ -139,6 +148,8 @@ interop_vhca_a() {
 	check "guest a: mckey receiver on vhca0 (239.1.2.3), sender vhca0 in b" \
 		mc_recv 10.76.1.1 239.1.2.3
 	check "guest a: ib_write_bw server on vhca0, client vhca0 in b counting its QP" \
+		pt ib_write_bw vhca0 -n 2000
+	check "guest a: ib_write_bw server on vhca0, client vhca0 in b counting its QP in a set bound by hand" \
 		pt ib_write_bw vhca0 -n 2000
 }
 
@@ -225,6 +236,11 @@ interop_vhca_b() {
 		test "$(($(stat sent_pkts) - sent0))" -ge "$(cat /tmp/qp_sent)"
 	check "guest b: rdma statistic qp set auto off" \
 		rdma statistic qp set link vhca0/1 auto off
+	# manual mode: a set for one QP, bound while it runs
+	check "guest b: ib_write_bw client on vhca0, its QP bound to a set by hand (rdma statistic qp bind), which counts its packets" \
+		qp_counted bind
+	check "guest b: no set is left once the QP is gone" \
+		bash -c '[ -z "$(rdma statistic qp show link vhca0/1)" ]'
 }
 
 interop_rxe_a() {
