@@ -21,6 +21,13 @@
 #                         build/ab/A.ko, B.ko ... in turn instead (builds
 #                         of different commits compared in one boot), and
 #                         VHCA_BENCH_ROUNDS=N sets the rounds (2)
+#   bench/run.sh --pingpong  ibv_rc_pingpong and ibv_srq_pingpong, many
+#                         runs each on vhca0 and rxe0 (bench/guest-
+#                         pingpong.sh), in two boots: the host idle, then
+#                         its CPUs busy (one spinning process per CPU, at
+#                         the guest's priority), as a CI host running
+#                         guests side by side is; each run's time, the
+#                         worst run and the runs that never finished
 #   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and
 #                         vhca0 to vhca0 across it, two rounds each
 #                         (bench/wire.sh); for each bandwidth test also
@@ -78,6 +85,26 @@ elif [ "${1:-}" = --nvme ]; then
 		"AB='$ab' ROUNDS=$rounds bash bench/guest-nvme.sh" |
 		tee "$out" | grep -v '^RESULT' || true
 	awk -f bench/nvme-table.awk "$out"
+elif [ "${1:-}" = --pingpong ]; then
+	: >"$out"
+	for load in idle busy; do
+		spinners=()
+		if [ "$load" = busy ]; then
+			for _ in $(seq "$(nproc)"); do
+				timeout 3600 sh -c 'while :; do :; done' &
+				spinners+=($!)
+			done
+		fi
+		echo "# the host's CPUs $load"
+		tools/guest.sh --timeout 3000 'bash bench/guest-pingpong.sh' >"$out.$load" || true
+		kill "${spinners[@]}" 2>/dev/null || true
+		grep -v '^RESULT' "$out.$load" || true
+		awk -v target="host $load: usec figures, lower is better" \
+			-f bench/table.awk "$out.$load"
+		sed "s/^RESULT /RESULT-$load /" "$out.$load" >>"$out"
+		rm -f "$out.$load"
+		echo
+	done
 elif [ "${1:-}" = --clients ]; then
 	tools/guest.sh --timeout 1800 'bash bench/guest-clients.sh' | tee "$out" | grep -v '^RESULT' || true
 	awk -v target="usec figures: lower is better; MBps: higher" \

@@ -5,7 +5,7 @@
 # rdma-core's examples, perftest and the RDMA CM.  Then each device goes
 # away with a connection to the other open.
 . tests/guest/lib.sh
-tap_plan 27
+tap_plan 29
 
 ip link add veth0 type veth peer name veth1
 ip link set veth0 up
@@ -70,12 +70,29 @@ for args in "ib_write_bw -D 2 -s 65536" "ib_read_bw -D 2 -s 65536" \
 	check "vhca0 <- vhca1: $args" srv_cli vhca0 vhca1 -x $args
 done
 
+# wire_pkts: the packets both devices counted on the wire, sent and
+# received; veth_pkts: what the two veths carried
+wire_pkts() {
+	rdma statistic show | awk '$2 ~ /^vhca[01]\// {
+		for (i = 3; i < NF; i++) if ($i == "sent_pkts" || $i == "rcvd_pkts") n += $(i + 1) }
+		END { print n + 0 }'
+}
+veth_pkts() {
+	cat /sys/class/net/veth[01]/statistics/{tx,rx}_packets | awk '{ n += $1 } END { print n }'
+}
+wire0=$(wire_pkts) veth0=$(veth_pkts)
 for t in "rc -s 65536 -n 300" "uc -s 65536 -n 300" "ud -s 1024 -n 500"; do
 	check "vhca0 <- vhca1: datacheck -t $t, every byte" \
 		datacheck vhca0 vhca1 -t $t
 	check "vhca1 <- vhca0: datacheck -t $t, every byte" \
 		datacheck vhca1 vhca0 -t $t
 done
+# those runs moved 2 x 2 x 300 messages of up to 64 KiB and 2 x 500
+# datagrams: tens of thousands of packets, had they gone on the wire
+check_eq "the engine carried them: neither device counted a wire packet (sent_pkts, rcvd_pkts)" \
+	"$(($(wire_pkts) - wire0))" 0
+check "and the veths carried fewer than 100 frames meanwhile ($(($(veth_pkts) - veth0)): neighbour discovery and the like; datacheck talks TCP on lo)" \
+	test "$(($(veth_pkts) - veth0))" -lt 100
 
 # (rping between the two addresses is not here: both are local, so the
 # route between them is lo and rdma_cm binds both ends to one device.)
