@@ -6,7 +6,7 @@
 # parent, the port following the netdev (admin state, carrier, MTU) with its
 # async events, netdev removal, two links, and rmmod with links present.
 . tests/guest/lib.sh
-tap_plan 544
+tap_plan 546
 
 ib=/sys/class/infiniband
 
@@ -327,8 +327,25 @@ check_eq "active_mtu at netdev MTU 9000" "$(field vhca1 active_mtu)" "4096 (5)"
 ip link set veth0 mtu 4096
 check_eq "active_mtu at netdev MTU 4096 (headers do not fit 4096)" \
 	"$(field vhca1 active_mtu)" "2048 (4)"
-ip link set veth0 mtu 300
-check "an MTU too small for RoCE takes the port DOWN" \
+# each row of the admin guide's MTU table at both its edges (the netdev
+# MTU less 96 bytes of headers)
+mtu_edges() {
+	local m want got bad=0
+	for m in 4192:"4096 (5)" 4191:"2048 (4)" 2144:"2048 (4)" 2143:"1024 (3)" \
+		1120:"1024 (3)" 1119:"512 (2)" 608:"512 (2)" 607:"256 (1)" 352:"256 (1)"; do
+		want=${m#*:}
+		ip link set veth0 mtu "${m%%:*}" || return 1
+		got=$(field vhca1 active_mtu)
+		echo "netdev MTU ${m%%:*}: active_mtu $got"
+		[ "$got" = "$want" ] || { echo "  wanted $want"; bad=1; }
+	done
+	return $bad
+}
+check "active_mtu at each edge of the MTU table, 4192 down to 352" mtu_edges
+check "at 352 the port is ACTIVE" \
+	link_state_is vhca1 "ACTIVE physical_state LINK_UP netdev veth0"
+ip link set veth0 mtu 351
+check "at 351, too small for RoCE's smallest MTU: DOWN" \
 	wait_for 5 link_state_is vhca1 "DOWN physical_state POLLING netdev veth0"
 ip link set veth0 mtu 1500
 check "MTU 1500 again: ACTIVE" \
