@@ -37,11 +37,11 @@ topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn lifetime} "
 # The plan: the 5 checks of the set-up, b's swap to rxe0, and each
 # topic's checks, which differ between the guests and the phases
 declare -A checks_of=(
-	[interop_vhca_a]=57 [lossy_vhca_a]=25 [ulp_vhca_a]=6 [clients_vhca_a]=6
+	[interop_vhca_a]=59 [lossy_vhca_a]=25 [ulp_vhca_a]=6 [clients_vhca_a]=6
 	[hostile_vhca_a]=7 [ecn_vhca_a]=6
 	[interop_rxe_a]=56 [lossy_rxe_a]=4 [ulp_rxe_a]=19 [clients_rxe_a]=14
 	[lifetime_rxe_a]=12
-	[interop_vhca_b]=36 [lossy_vhca_b]=21 [ulp_vhca_b]=13 [clients_vhca_b]=8
+	[interop_vhca_b]=38 [lossy_vhca_b]=21 [ulp_vhca_b]=13 [clients_vhca_b]=8
 	[hostile_vhca_b]=5 [ecn_vhca_b]=12
 	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
 	[lifetime_rxe_b]=4
@@ -105,15 +105,17 @@ pp() {
 }
 uc() { pp ibv_uc_pingpong "$@"; }
 rc() { pp ibv_rc_pingpong "$@"; }
-# dc DEV [ARGS] [SERVER]: build/tests/datacheck over DEV's IPv4 GID: every
-# byte of SENDs, WRITEs and READs (the client's -t says which QP type; UD's
-# messages fit the 1024-byte MTU)
+# dc DEV [ARGS] [SERVER]: build/tests/datacheck over DEV's IPv4 GID
+# (${GID:-v4gid}): every byte of SENDs, WRITEs and READs (the client's -t
+# says which QP type; UD's messages fit the 1024-byte MTU); dc6 over its
+# IPv6 link-local GID
 dc() {
 	local dev=$1
 	shift
 	timeout "${T:-300}" build/tests/datacheck -d "$dev" \
-		-g "$(v4gid "$dev")" -p 18530 "$@"
+		-g "$("${GID:-v4gid}" "$dev")" -p 18530 "$@"
 }
+dc6() { GID=v6gid dc "$@"; }
 DC_TYPES="rc uc ud"
 dc_args() { [ "$1" = ud ] && echo "-t ud -s 1024 -n 500" || echo "-t $1 -s 32768 -n 200"; }
 # 16 MiB SENDs and WRITEs (16,384 packets) each alone on an idle QP: they

@@ -115,6 +115,10 @@ interop_vhca_a() {
 		dc vhca0
 	check "guest a: datacheck server (rc, ATOMIC WRITE) on vhca0, client vhca0 in b" \
 		dc vhca0
+	for t in rc uc; do
+		check "guest a: datacheck server ($t) on vhca0's IPv6 link-local GID, client vhca0 in b" \
+			dc6 vhca0
+	done
 	rcvd0=$(stat rcvd_pkts) udp0=$(udp_in)
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest a: $prog server on vhca0, client vhca0 in b" \
@@ -179,6 +183,11 @@ interop_vhca_b() {
 		dc vhca0 -M -o write,write_imm,read $(dc_args rc) 10.76.1.1
 	check "guest b: datacheck client -w -o awrite -t rc on vhca0, server vhca0 in a: ATOMIC WRITE" \
 		dc vhca0 -w -o awrite $(dc_args rc) 10.76.1.1
+	# RoCEv2 over IPv6 (link-local GIDs), every byte
+	for t in rc uc; do
+		check "guest b: datacheck client -t $t over IPv6 link-local GIDs, vhca0 to vhca0 in a: every byte" \
+			dc6 vhca0 $(dc_args $t) 10.76.1.1
+	done
 	for prog in ib_write_bw ib_read_bw ib_atomic_bw; do
 		check "guest b: $prog client on vhca0, server vhca0 in a" \
 			retry pt $prog vhca0 10.76.1.1
