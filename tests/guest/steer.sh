@@ -14,7 +14,7 @@
 # is not steered is refused while rxe holds UDP 4791, and holds it itself
 # otherwise.
 . tests/guest/lib.sh
-tap_plan 32
+tap_plan 35
 
 in_c1() { ip netns exec c1 "$@"; }
 # v4gid DEV HOST [NET]: the GID index of 10.NET.0.HOST (NET 77 unless said)
@@ -103,6 +103,50 @@ udp=$(($(udp_in) - udp0)) got=$(($(rcvd) - rcvd0))
 check "steer=1: vhca0 took its packets before netfilter (UDP $udp, vhca0 $got)" \
 	test "$got" -gt 100 -a $((udp * 100)) -lt "$got"
 check_eq "steer=1: the rule dropped nothing more" "$(nft_dropped)" "$dropped0"
+
+# RoCEv2 to an address of the host that is not the link's netdev: c1's
+# dummy interface holds 10.79.0.2, which datagrams reach through veth1
+# (the weak host model).  Steering takes only what is for veth1's own
+# addresses; these go on to c1's IP stack, whose rule drops them.
+in_c1 ip link add dum0 type dummy
+in_c1 ip addr add 10.79.0.2/24 dev dum0
+in_c1 ip link set dum0 up
+ip route add 10.79.0.0/24 via 10.77.0.2 dev veth0
+# to_4791 ADDR: 20 UDP datagrams to ADDR's port 4791, a BTH's worth each
+to_4791() {
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(20):
+    s.sendto(b"\x04" + bytes(31), (sys.argv[1], 4791))' "$1"
+}
+# seen: every packet vhca0 counted, taken or refused (the rcvd_ counters)
+seen() {
+	rdma statistic show link vhca0/1 | awk '{ for (i = 3; i < NF; i++)
+		if ($i ~ /^rcvd_/) n += $(i + 1) } END { print n + 0 }'
+}
+# control SEEN0 DROPPED0: vhca0 counted 20 more, the rule none
+control() {
+	local n
+	for _ in $(seq 50); do
+		n=$(($(seen) - $1))
+		[ "$n" -ge 20 ] && break
+		sleep 0.1
+	done
+	echo "vhca0 counted $n, the rule $(($(nft_dropped) - $2))"
+	[ "$n" -ge 20 ] && [ "$(nft_dropped)" = "$2" ]
+}
+seen0=$(seen) dropped0=$(nft_dropped)
+to_4791 10.79.0.2
+sleep 1
+check_eq "RoCEv2 to 10.79.0.2 (c1's dum0) arriving on veth1: vhca0 does not take it" \
+	"$(($(seen) - seen0))" 0
+check_eq "c1's IP stack gets the 20, and its rule drops them" \
+	"$(($(nft_dropped) - dropped0))" 20
+seen0=$(seen) dropped0=$(nft_dropped)
+to_4791 10.77.0.2
+check "the control: the same 20 to veth1's 10.77.0.2 are vhca0's, before the rule" \
+	control "$seen0" "$dropped0"
+ip route del 10.79.0.0/24
 
 # --- beside rxe in one namespace -------------------------------------------
 # vhca1 on veth2 in the initial namespace, where rdma_rxe holds UDP 4791,
