@@ -157,24 +157,24 @@ nfs_on() {
 	return $r
 }
 
-# nfs_roundtrip VERS [SERVER]: /tmp/nfs.data (64 MiB) written through a
+# nfs_roundtrip VERS [SERVER]: NFS_MIB (64) MiB of random bytes written through a
 # mount of version VERS (the one there, or a new one), unmounted, mounted
 # again and read back; the same bytes.  A caller whose server may not be
 # up yet retries nfs_mount first, never this: a try must not hide a
 # comparison that failed.
 # Prints the write and read times in ms.
 nfs_roundtrip() {
-	local t0 t1 t2
-	[ -f /tmp/nfs.data ] ||
-		dd if=/dev/urandom of=/tmp/nfs.data bs=1M count=64 status=none
+	local t0 t1 t2 f=/tmp/nfs-${NFS_MIB:-64}.data
+	[ -f "$f" ] ||
+		dd if=/dev/urandom of="$f" bs=1M count="${NFS_MIB:-64}" status=none
 	mountpoint -q $NFS_MNT || nfs_mount "$@" || return 1
 	rm -f $NFS_MNT/data
 	t0=$(date +%s%N)
-	cp /tmp/nfs.data $NFS_MNT/data && sync $NFS_MNT/data || return 1
+	cp "$f" $NFS_MNT/data && sync $NFS_MNT/data || return 1
 	t1=$(date +%s%N)
 	umount $NFS_MNT && nfs_mount "$@" || return 1
 	t2=$(date +%s%N)
-	cmp /tmp/nfs.data $NFS_MNT/data || return 1
+	cmp "$f" $NFS_MNT/data || return 1
 	echo "nfs v$1: write $(((t1 - t0) / 1000000)) ms, read $((($(date +%s%N) - t2) / 1000000)) ms"
 	umount $NFS_MNT
 }
