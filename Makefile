@@ -5,6 +5,7 @@
 # make install      module and provider on this host (DESTDIR, INSTALL_MOD_PATH honoured)
 # make uninstall    what make install put there, with the same variables
 # make dkms-install the module source in /usr/src/vhca-VERSION, built and installed by DKMS
+#                   for the running kernel, or for DKMS_KVER
 # make dkms-uninstall  DKMS's builds of this version removed, and its source
 # make deb          the Debian packages in build/deb (or DEB_OUT), lintian-checked (tools/mkdeb.sh)
 # make debug        vhca.ko, vhca.ko with the KUnit suites and tests/kmod against the
@@ -213,7 +214,7 @@ dkms-source:
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
 dkms-install: dkms-source install-provider
-	dkms install vhca/$(VERSION)
+	dkms install vhca/$(VERSION) $(if $(DKMS_KVER),-k $(DKMS_KVER))
 
 dkms-uninstall: uninstall-provider
 	dkms remove vhca/$(VERSION) --all

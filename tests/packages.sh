@@ -86,13 +86,22 @@ in_inst() {
 dkms_has() {
 	in_inst dkms status vhca -k "$1" | grep -q "^vhca/$version, $1, x86_64: installed"
 }
+dkms_install() {
+	in_inst make -s dkms-install DKMS_KVER="$1" && dkms_has "$1"
+}
+dkms_uninstall() {
+	in_inst make -s dkms-uninstall &&
+		! compgen -G "$root/lib/modules/*/updates/dkms/vhca.ko*" &&
+		test ! -e "$root/var/lib/dkms/vhca" -a ! -e "$root/usr/src/vhca-$version" \
+			-a ! -e "$root$libdir/libvhca-rdmav34.so"
+}
 
-# the plan: installing, trixie has the backports kernel's three checks
-# more and no DKMS check for a second bookworm kernel; booting, each
+# the plan: installing, 8 checks (trixie's backports kernel takes three,
+# bookworm's make dkms-install and dkms-uninstall as many); booting, each
 # kernel runs packaged.sh and tap_run's check of its status, then four
 # checks of the purge
 if [ "$step" = install ]; then
-	tap_plan $([ "$group" = trixie ] && echo 8 || echo 5)
+	tap_plan 8
 else
 	tap_plan $((($(sed -n 's/^tap_plan //p' tests/guest/packaged.sh) + 1) * ${#systems[@]} + 4))
 fi
@@ -108,6 +117,17 @@ if [ "$step" = install ]; then
 		}
 		check "trixie without trixie-backports' $bp to start with" purge_bp
 		check "no headers of $bp left" test ! -e "$root/lib/modules/$bp/build"
+	fi
+	if [ "$group" = bookworm ]; then
+		# DKMS from the clone, as the admin guide's table has it, then
+		# gone, before the packages of the same version
+		k=${kver_of[bookworm]}
+		check "make dkms-install DKMS_KVER=$k: DKMS built and installed vhca" \
+			dkms_install "$k"
+		check "the provider is installed beside it" \
+			test -e "$root$libdir/libvhca-rdmav34.so" -a -e "$root/etc/libibverbs.d/vhca.driver"
+		check "make dkms-uninstall: no module, DKMS tree, source nor provider is left" \
+			dkms_uninstall
 	fi
 	debs=build/sys/$group/deb
 	check "make deb on $group: dpkg-buildpackage and lintian $(in_inst dpkg-query -W -f '${Version}' lintian), no error or warning" \
