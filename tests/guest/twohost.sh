@@ -251,6 +251,8 @@ $(rdma statistic show link vhca0/1 2>/dev/null)"
 # waits for it; both go on whatever the step's result, so they stay in step
 tell() { wait_for 120 bash -c "echo $2 >/dev/tcp/$1/7000"; }
 hear() { timeout 600 busybox nc -l -p 7000 | grep -qx "$1"; }
+# hear_word: the next word the other guest tells, whatever it is
+hear_word() { timeout 600 busybox nc -l -p 7000 | head -n 1; }
 
 . tests/guest/twohost/interop.sh
 . tests/guest/twohost/lossy.sh
@@ -259,8 +261,6 @@ hear() { timeout 600 busybox nc -l -p 7000 | grep -qx "$1"; }
 . tests/guest/twohost/hostile.sh
 . tests/guest/twohost/ecn.sh
 . tests/guest/twohost/lifetime.sh
-
-
 
 # phase PHASE TOPIC...: this guest's side of each TOPIC in PHASE, and
 # its time (for tools/test.sh's budget)

@@ -48,9 +48,6 @@ ecn_vhca_a() {
 	check_eq "guest a: datacheck's server after the cuts (its exit status)" "$?" 0
 }
 
-# hear_word: the next word b tells (tell)
-hear_word() { timeout 600 busybox nc -l -p 7000 | head -n 1; }
-
 ecn_vhca_b() {
 	# Through 80 Mbit/s, fq_codel dropped what queued too long, and
 	# go-back-N sent up to a window again for each drop: 0.27 MB/s, and
@@ -80,8 +77,9 @@ ecn_vhca_b() {
 
 	# A CNP halves the window of the RC QP it names (RoCEv2 congestion
 	# control: DCQCN cuts a rate, vhca the packets in flight); one within
-	# VHCA_RC_CUT_GAP of the last does nothing, so the second comes later.  The QP is idle: no ACK grows
-	# the window back between the readings.
+	# VHCA_RC_CUT_GAP of the last does nothing, so the second comes
+	# later.  The QP is idle: no ACK grows the window back between the
+	# readings.
 	local pid q w k
 	rm -f /tmp/hold
 	bg_dc
@@ -116,12 +114,8 @@ bg_dc() {
 }
 # wait_for_qpn: the QPN datacheck holds (60 s at most)
 wait_for_qpn() {
-	local i
-	for i in $(seq 600); do
-		sed -n 's/^datacheck: holding QPN \([0-9]*\) .*/\1/p' /tmp/cnp-dc.log |
-			grep . && return
-		sleep 0.1
-	done
+	wait_for 60 grep -q '^datacheck: holding QPN' /tmp/cnp-dc.log &&
+		sed -n 's/^datacheck: holding QPN \([0-9]*\) .*/\1/p' /tmp/cnp-dc.log
 }
 # window_of QPN: its requester's window, as rdma res show qp -dd says
 window_of() {
