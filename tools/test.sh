@@ -324,9 +324,8 @@ elif [ "$debug_ok" = 1 ]; then
 	# Each of these guests keeps one CPU busy (KASAN under TCG), and
 	# leaves the other idle: two at a time.
 	# The device suite and kulp are the longest of these; the short ones
-	# go with them so that the lanes are about equal (a local run: 994 s
-	# and about 1290 s before iser moved to the first; the run prints
-	# each time).
+	# go with them so that the lanes are about equal (the run prints
+	# each one's time).
 	l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
 		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
 		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'"

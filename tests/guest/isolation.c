@@ -480,8 +480,7 @@ static void bounded_flush(void)
 	 * kicks the work): a try counts when the consumer moved a ring by
 	 * the time the doorbell returned.  Each figure is the least of
 	 * FLUSH_TRIES counted tries: a vCPU that the host preempts inside
-	 * the system call only adds to a try's time (a loaded CI host once
-	 * made one try 14.6 rings).
+	 * the system call only adds to a try's time.
 	 */
 	for (i = 0, n = 0; i < 2 * FLUSH_TRIES && n < FLUSH_TRIES; i++) {
 		long long t;

@@ -36,8 +36,8 @@ clients() {
 		ucx_ck_cli "$1" "$2" rc_verbs,ud_verbs
 	check "$3: ucxcheck client, ud_verbs alone: the same, every byte" \
 		ucx_ck_cli "$1" "$2" ud_verbs
-	# 16 MiB (nfs_roundtrip's NFS_MIB): with 64 MiB for each version the
-	# step with rxe took 5 minutes on a loaded host; 16 MiB is still 4096
+	# 16 MiB (nfs_roundtrip's NFS_MIB): two versions of 64 MiB each made
+	# the step with rxe the slowest of twohost's; 16 MiB is still 4096
 	# pages of RDMA READs and WRITEs each way
 	local NFS_MIB=16 v
 	for v in 4.2 3; do
