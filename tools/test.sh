@@ -134,14 +134,24 @@ tap_count() {
 # failure to explain it and a suite that ran no test count as one failure
 # each.
 tally() {
-	local name=$1 rc=$2 p s f line counts
+	local name=$1 rc=$2 p s f line counts entry
 	echo "# $name took ${3}s"
 	times+=("$3 $name")
 	counts=$(tap_count "$logs/$name.log")
 	read -r p s f <<<"$counts"
+	# the first ten failures, each with the comments under it that say
+	# why, for the summary at the end (the full log may not be kept)
+	entry=
 	while IFS= read -r line; do
-		failures+=("$name: $line")
-	done < <(grep -E '^not ok ' "$logs/$name.log" | head -n 10)
+		if [[ $line == "not ok "* ]]; then
+			[ -z "$entry" ] || failures+=("$entry")
+			entry="$name: $line"
+		else
+			entry+=$'\n'"#     $line"
+		fi
+	done < <(awk '/^not ok / { if (++n > 10) exit; print; k = 6; next }
+		k && /^#/ { print; k--; next } { k = 0 }' "$logs/$name.log")
+	[ -z "$entry" ] || failures+=("$entry")
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
 		echo "not ok - $name: $line"
