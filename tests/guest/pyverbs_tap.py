@@ -15,6 +15,7 @@ Usage: pyverbs_tap.py TESTS_DIR DEVICE EXPECTED
 """
 import os
 import sys
+import time
 import traceback
 import unittest
 from importlib.machinery import SourceFileLoader
@@ -46,6 +47,15 @@ class Tap(unittest.TestResult):
     ran = set()
     skipped = {}
     unlisted = []       # the unlisted tests that ran, and how
+    took = []           # (seconds, test id), for the slowest at the end
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.t0 = time.monotonic()
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        Tap.took.append((time.monotonic() - self.t0, test.id()))
 
     def emit(self, ok, test, detail=None):
         Tap.ran.add(test.id())
@@ -90,6 +100,8 @@ result = Tap()
 suite.run(result)
 print('# %d listed tests ran, %d tests skipped by rdma-core' %
       (Tap.n, len(Tap.skipped)))
+print('# slowest: ' + ', '.join('%s %.0fs' % (t.split('.')[-1], s)
+                                 for s, t in sorted(Tap.took)[-8:][::-1]))
 missing = 0
 for t in expected:
     if t in Tap.ran:
