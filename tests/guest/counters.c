@@ -12,6 +12,12 @@
  *	dropped: the netdev's queue drops them all (the caller set its
  *	qdisc so), each counted in send_dropped.  sent: they leave,
  *	counted in sent_pkts and not in send_dropped.
+ *   counters DEVICE queue-full SGID_INDEX DEST_IPV4
+ *	An RC QP connected to QPN 0x123 at DEST_IPV4 prints "# qpn QPN"
+ *	and waits for a line on stdin that says how many forged responses
+ *	were sent to it meanwhile, while its work could not run (device.sh
+ *	sees to that).  Of those, RXQ_MAX wait in the QP's queue and are
+ *	counted in rcvd_pkts, and each one after them in rcvd_queue_full.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -22,6 +28,8 @@
 #include "testlib.h"
 
 #define N	10	/* datagrams per case */
+/* the responses a QP's work may have waiting: the admin guide's figure */
+#define RXQ_MAX	1024
 
 static struct ibv_context *ctx;
 static const char *dev;
@@ -169,13 +177,64 @@ static void wire(bool drop, int sgid_index, const char *dest)
 	ibv_destroy_qp(qp);
 }
 
+static void queue_full(int sgid_index, const char *dest)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = N, .max_recv_wr = N,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct qp_path path = { .dest = 0x123, .sgid_index = sgid_index };
+	long long q0, q1, r0, r1;
+	struct ibv_qp_init_attr ria;
+	struct ibv_qp_attr qa;
+	union ibv_gid gid = { .raw = { [10] = 0xff, [11] = 0xff } };
+	struct ibv_qp *qp;
+	long long sent;
+	char line[64];
+
+	if (inet_pton(AF_INET, dest, &gid.raw[12]) != 1) {
+		check(0, "queue-full: %s is an IPv4 address", dest);
+		return;
+	}
+	path.gid = &gid;
+	qp = ibv_create_qp(pd, &ia);
+	if (!qp || qp_rts_path(qp, &path)) {
+		check(0, "queue-full: an RC QP in RTS to %s", dest);
+		return;
+	}
+	q0 = settled("rcvd_queue_full");
+	r0 = port_counter(dev, "rcvd_pkts");
+	printf("# qpn %u\n", qp->qp_num);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin) || sscanf(line, "%lld", &sent) != 1) {
+		check(0, "queue-full: how many were sent, on stdin");
+		ibv_destroy_qp(qp);
+		return;
+	}
+	q1 = settled("rcvd_queue_full");
+	r1 = port_counter(dev, "rcvd_pkts");
+	check(sent > RXQ_MAX, "queue-full: more than %d forged responses sent (%lld)",
+	      RXQ_MAX, sent);
+	check(r0 >= 0 && r1 - r0 == RXQ_MAX,
+	      "queue-full: %d of them queued for the QP's work, counted in rcvd_pkts (%lld -> %lld)",
+	      RXQ_MAX, r0, r1);
+	check(q0 >= 0 && q1 - q0 == sent - RXQ_MAX,
+	      "queue-full: each one after them counted in rcvd_queue_full: %lld (%lld -> %lld)",
+	      sent - RXQ_MAX, q0, q1);
+	check(!ibv_query_qp(qp, &qa, IBV_QP_STATE, &ria) && qa.qp_state == IBV_QPS_RTS,
+	      "queue-full: the QP is still in RTS (responses to nothing it sent are dropped)");
+	ibv_destroy_qp(qp);
+}
+
 int main(int argc, char **argv)
 {
 	bool modes_wire = argc == 5 && (!strcmp(argv[2], "dropped") ||
-					!strcmp(argv[2], "sent"));
+					!strcmp(argv[2], "sent") ||
+					!strcmp(argv[2], "queue-full"));
 
 	if (!(argc == 3 && !strcmp(argv[2], "no-wqe")) && !modes_wire) {
-		fprintf(stderr, "usage: counters DEVICE no-wqe | counters DEVICE dropped|sent SGID_INDEX DEST_IPV4\n");
+		fprintf(stderr, "usage: counters DEVICE no-wqe | counters DEVICE dropped|sent|queue-full SGID_INDEX DEST_IPV4\n");
 		return 2;
 	}
 	dev = argv[1];
@@ -188,7 +247,9 @@ int main(int argc, char **argv)
 		check(0, "open %s, a PD, a CQ and an MR", dev);
 		return tap_done();
 	}
-	if (modes_wire)
+	if (!strcmp(argv[2], "queue-full"))
+		queue_full(atoi(argv[3]), argv[4]);
+	else if (modes_wire)
 		wire(!strcmp(argv[2], "dropped"), atoi(argv[3]), argv[4]);
 	else
 		no_wqe();

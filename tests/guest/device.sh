@@ -6,7 +6,7 @@
 # parent, the port following the netdev (admin state, carrier, MTU) with its
 # async events, netdev removal, two links, and rmmod with links present.
 . tests/guest/lib.sh
-tap_plan 546
+tap_plan 552
 
 ib=/sys/class/infiniband
 
@@ -166,6 +166,35 @@ tap_run counters-dropped build/tests/counters vhcad dropped \
 tc qdisc del dev vd0 root
 tap_run counters-sent build/tests/counters vhcad sent \
 	"$(gid_index vhcad $v4d)" 10.81.0.2
+# rcvd_queue_full: forged READ responses from vd1 to an RC QP of vhcad.
+# With CPU 1 offline and the sender SCHED_FIFO, each is received in the
+# sender's own system call (veth hands it over at once) and the QP's work,
+# a kworker, runs only when the blast is over: 1024 wait, the rest count.
+qf_blast() {
+	local rc=0
+	echo 0 >/sys/devices/system/cpu/cpu1/online || rc=1
+	[ "$(cat /sys/devices/system/cpu/online)" = 0 ] || rc=1
+	python3 tests/guest/pktfuzz.py blast --dev vd1 --victim 10.81.0.1 \
+		--src 10.81.0.2 --qpn "$1" --psns 1500 --rounds 1 --fifo 50 || rc=1
+	echo 1 >/sys/devices/system/cpu/cpu1/online || rc=1
+	return $rc
+}
+ip neigh replace 10.81.0.1 lladdr "$(cat /sys/class/net/vd0/address)" \
+	dev vd1 nud permanent
+rm -f /tmp/qf.in
+mkfifo /tmp/qf.in
+build/tests/counters vhcad queue-full "$(gid_index vhcad $v4d)" 10.81.0.2 \
+	</tmp/qf.in >/tmp/counters-queue-full.tap 2>&1 &
+qf_pid=$!
+exec {qf_in}>/tmp/qf.in
+wait_for 10 grep -q '^# qpn' /tmp/counters-queue-full.tap
+check "1500 forged responses blasted with CPU 1 offline" \
+	qf_blast "$(sed -n 's/^# qpn //p' /tmp/counters-queue-full.tap)"
+echo 1500 >&"$qf_in"
+exec {qf_in}>&-
+wait "$qf_pid"
+check_eq "counters-queue-full exit status" "$?" 0
+tap_import counters-queue-full </tmp/counters-queue-full.tap
 rdma link del vhcad
 ip link del vd0
 

@@ -11,6 +11,7 @@ this host's NIC to a victim's UDP port 4791 (tests/guest/fuzz-wire.sh).
                [--stop-pid PID | --stop-comm NAME]
     pktfuzz.py blast --dev eth1 --victim IP --src IP --qpn QPN,...
                [--op OP] [--psns N] [--rounds N] [--time S] [--rate R]
+               [--fifo PRIO]
 
 Frames go out through an AF_PACKET socket, Ethernet header and all, so any
 IP source can be written (spoofing) and no route is asked.  The same kind
@@ -56,7 +57,8 @@ default) for QPNs --qpn at --psns (16) PSNs spread over the PSN space,
 from --src, for --time seconds, --rounds rounds or until SIGTERM, at
 most --rate a second: whatever the requester's PSN, some are ahead of
 it.  With --op 0x81, CNPs (their 16 reserved bytes): --psns 1 --rounds 1
-sends one to each QPN.
+sends one to each QPN.  --fifo: the blast runs at that SCHED_FIFO
+priority, and nothing of the normal class runs on its CPU meanwhile.
 """
 import argparse
 import os
@@ -152,7 +154,11 @@ class Wire:
         self.eth6 = dmac + smac + struct.pack("!H", ETH_P_IPV6)
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         self.sock.bind((dev, 0))
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
+        # Our frames count against this buffer until the victim frees
+        # them, and a send waits for room: beyond net.core.wmem_max (so
+        # SO_SNDBUFFORCE, as root), for blast's frames that a victim
+        # queues, whose work must not run until the blast is over.
+        self.sock.setsockopt(socket.SOL_SOCKET, 32, 1 << 22)
         # PACKET_QDISC_BYPASS: the fuzz does not fill the qdisc that the
         # genuine peer's packets wait in (a full driver ring drops ours)
         self.sock.setsockopt(263, 20, 1)
@@ -1140,6 +1146,8 @@ def cmd_blast(args):
     # SIGTERM ends it early: the test is over once its victim failed
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    if args.fifo:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.fifo))
     t0 = time.time()
     end = t0 + args.time
     n = rounds = 0
@@ -1155,6 +1163,8 @@ def cmd_blast(args):
         # --rate: the victim must still hear its peer's TCP meanwhile
         if args.rate and n > args.rate * (time.time() - t0):
             time.sleep(n / args.rate - (time.time() - t0))
+    if args.fifo:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     print("pktfuzz: blast: %d packets of opcode 0x%02x for QPNs %s from %s"
           % (n, op, args.qpn, args.src))
     return 0
@@ -1178,6 +1188,8 @@ def main():
     p.add_argument("--protect", default="")
     p.add_argument("--kind", default="uc")
     p.add_argument("--src", default="10.76.1.99")
+    p.add_argument("--fifo", type=int, default=0,
+                   help="blast at this SCHED_FIFO priority")
     p.add_argument("--stop-pid", type=int)
     p.add_argument("--stop-comm")
     p.add_argument("--max-amp", type=float,
