@@ -167,16 +167,17 @@ tc qdisc del dev vd0 root
 tap_run counters-sent build/tests/counters vhcad sent \
 	"$(gid_index vhcad $v4d)" 10.81.0.2
 # rcvd_queue_full: forged READ responses from vd1 to an RC QP of vhcad.
-# With CPU 1 offline and the sender SCHED_FIFO, each is received in the
+# With CPU 0 the only one online and the sender SCHED_FIFO, each is received in the
 # sender's own system call (veth hands it over at once) and the QP's work,
 # a kworker, runs only when the blast is over: 1024 wait, the rest count.
 qf_blast() {
-	local rc=0
-	echo 0 >/sys/devices/system/cpu/cpu1/online || rc=1
+	local rc=0 cpu1=/sys/devices/system/cpu/cpu1
+	# the debug kernel's guest (acpi=off) has one CPU only
+	[ ! -e $cpu1 ] || echo 0 >$cpu1/online || rc=1
 	[ "$(cat /sys/devices/system/cpu/online)" = 0 ] || rc=1
 	python3 tests/guest/pktfuzz.py blast --dev vd1 --victim 10.81.0.1 \
 		--src 10.81.0.2 --qpn "$1" --psns 1500 --rounds 1 --fifo 50 || rc=1
-	echo 1 >/sys/devices/system/cpu/cpu1/online || rc=1
+	[ ! -e $cpu1 ] || echo 1 >$cpu1/online || rc=1
 	return $rc
 }
 ip neigh replace 10.81.0.1 lladdr "$(cat /sys/class/net/vd0/address)" \
@@ -188,7 +189,7 @@ build/tests/counters vhcad queue-full "$(gid_index vhcad $v4d)" 10.81.0.2 \
 qf_pid=$!
 exec {qf_in}>/tmp/qf.in
 wait_for 10 grep -q '^# qpn' /tmp/counters-queue-full.tap
-check "1500 forged responses blasted with CPU 1 offline" \
+check "1500 forged responses blasted with CPU 0 the only one online" \
 	qf_blast "$(sed -n 's/^# qpn //p' /tmp/counters-queue-full.tap)"
 echo 1500 >&"$qf_in"
 exec {qf_in}>&-
