@@ -697,22 +697,18 @@ static inline bool vhca_qpt_ud(enum ib_qp_type type)
 	return type == IB_QPT_UD || type == IB_QPT_GSI;
 }
 
-/* vhca_main.c */
+/* vhca_lookup.c */
 struct vhca_dev *vhca_dev_get_by_netdev(struct net_device *ndev);
 int vhca_dev_list_add(struct vhca_dev *vdev);
 bool vhca_dev_list_del(struct vhca_dev *vdev);
 void vhca_dev_gone(void);
+void vhca_dev_unregister_all(void);
+void vhca_dev_wait_gone(void);
 struct net *vhca_gid_net(const struct ib_gid_attr *sgid);
 struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid,
 				 struct net *net);
 struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index);
-
 struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev);
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-void vhca_fault_corrupt(void *p, u32 n);
-#else
-static inline void vhca_fault_corrupt(void *p, u32 n) { }
-#endif
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);
@@ -743,8 +739,6 @@ void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room);
 void vhca_mr_unmap(struct vhca_mr *mr, void *p);
 int vhca_mr_fast_reg(struct vhca_dev *vdev, struct ib_pd *pd, u32 key,
 		     u64 iova, u64 length, int access, u32 page_shift);
-bool vhca_mr_invalidate(struct vhca_dev *vdev, const struct vhca_qp *qp,
-			u32 key, bool remote);
 bool vhca_mr_read_begin(struct vhca_mr *mr, u32 key);
 void vhca_mr_read_end(struct vhca_mr *mr);
 
@@ -760,6 +754,34 @@ int vhca_mw_bind(struct vhca_dev *vdev, struct vhca_qp *qp,
 void vhca_mw_kill(struct vhca_mr *win);
 bool vhca_mw_invalidate(struct vhca_mr *win, u32 key,
 			const struct vhca_qp *remote);
+
+/**
+ * vhca_invalidate() - run a LOCAL_INV, or a SEND_WITH_INV that arrived
+ * @vdev: the device
+ * @qp: the QP that posted the LOCAL_INV, or that the SEND_WITH_INV is for
+ * @key: the key to invalidate
+ * @remote: a SEND_WITH_INV: a type 2 window must belong to @qp
+ *
+ * Fast-register MRs and type 2 windows of @qp's PD can be invalidated;
+ * nothing else can.  MRs and windows share the key table: the key's type
+ * says whose invalidation runs, here in the caller, so that neither
+ * vhca_mr.c nor vhca_mw.c calls the other back.  Caller holds
+ * rcu_read_lock().
+ *
+ * Return: true if @key was valid and is not any more.
+ */
+static inline bool vhca_invalidate(struct vhca_dev *vdev,
+				   const struct vhca_qp *qp, u32 key,
+				   bool remote)
+{
+	struct vhca_mr *mr = key ? xa_load(&vdev->mr_xa, key >> 8) : NULL;
+
+	if (!mr || READ_ONCE(mr->pd) != qp->ibqp.pd)
+		return false;
+	if (mr->type == VHCA_MR_MW)
+		return vhca_mw_invalidate(mr, key, remote ? qp : NULL);
+	return mr->type == VHCA_MR_FAST && vhca_mr_revoke(mr, key);
+}
 
 /* vhca_kverbs.c */
 extern const struct ib_device_ops vhca_kverbs_ops;
@@ -779,13 +801,7 @@ int vhca_udata_begin(struct ib_udata *udata, size_t resp_len,
 		     struct ib_ucontext **uctx);
 
 /* vhca_qp.c */
-int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		   struct ib_udata *udata);
-int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		   struct ib_udata *udata);
-int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		  struct ib_qp_init_attr *init);
-int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+extern const struct ib_device_ops vhca_qp_ops;
 void vhca_qp_set_error(struct vhca_qp *qp);
 void vhca_qp_set_sq_error(struct vhca_qp *qp);
 void vhca_qp_flush_rq(struct vhca_qp *qp);

@@ -217,8 +217,15 @@ static const struct attribute_group vhca_attr_group = {
 static void vhca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct vhca_dev *vdev = to_vdev(ibdev);
-	bool listed = vhca_dev_list_del(vdev);
+	bool listed;
 
+	/* the netdev's rx_handler is no longer vhca's once this returns */
+	rtnl_lock();
+	vhca_recv_unsteer(vdev);
+	rtnl_unlock();
+	listed = vhca_dev_list_del(vdev);
+	if (listed)
+		vhca_net_put(vdev);
 	vhca_mcast_dev_gone(vdev);
 	mutex_destroy(&vdev->mcast_lock);
 
@@ -388,6 +395,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	strscpy(ibdev->node_desc, "vhca", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &vhca_dev_ops);
 	ib_set_device_ops(ibdev, &vhca_verbs_ops);
+	ib_set_device_ops(ibdev, &vhca_qp_ops);
 	ib_set_device_ops(ibdev, &vhca_mr_ops);
 	ib_set_device_ops(ibdev, &vhca_mw_ops);
 	ib_set_device_ops(ibdev, &vhca_mcast_ops);

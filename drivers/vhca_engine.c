@@ -127,7 +127,7 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 		return false;
 	}
 	if (vhca_wr_is(w->opcode, VHCA_OPF_INV) && !x->off &&
-	    !vhca_mr_invalidate(pdev, peer, w->ex, true)) {
+	    !vhca_invalidate(pdev, peer, w->ex, true)) {
 		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0, NULL,
 			       qp->ibqp.qp_num);
 		*status = IB_WC_REM_INV_REQ_ERR;

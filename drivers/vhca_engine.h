@@ -109,6 +109,9 @@ struct vhca_cursor {
 };
 
 int vhca_wqe_check(const struct vhca_qp *qp, const struct vhca_swqe *w);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+void vhca_wqe_debugfs_init(struct dentry *dir);
+#endif
 u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w);
 s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 		    const struct vhca_swqe *w, struct vhca_seg *seg,

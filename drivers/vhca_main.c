@@ -1,218 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * vhca module: the rdma link type and the list of devices it created.
- *
- * vhca has no rdma_driver_id of its own (that enum is uapi and closed to
- * out-of-tree drivers), so it cannot use ib_unregister_driver() or
- * ib_device_get_by_netdev(): both would see other drivers' devices.  It
- * keeps its own list instead.  The engine reads the list under RCU to find
- * the device a GID belongs to: traffic between vhca devices of this host
- * stays off the network.
+ * vhca module: its workqueues, the rdma link type, the netdev notifier
+ * that follows each device's netdev, and debugfs.
  */
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
 #include <linux/module.h>
-#include <linux/rculist.h>
-#include <linux/wait_bit.h>
-#include <rdma/ib_cache.h>
 #include <rdma/rdma_netlink.h>
 
 #include "vhca.h"
-
-static DEFINE_MUTEX(vhca_dev_lock);	/* nests inside rtnl_lock */
-static LIST_HEAD(vhca_dev_list);	/* writers hold the lock; RCU readers */
-/* Devices listed and not yet through dealloc_driver: module exit waits. */
-static atomic_t vhca_devs_alive = ATOMIC_INIT(0);
-
-/**
- * vhca_gid_net() - the network namespace a source GID sends from
- * @sgid: the GID attribute a QP or an AV names as its source
- *
- * Caller holds rcu_read_lock().
- *
- * Return: the namespace of the GID's netdev, or NULL if it has none.
- */
-struct net *vhca_gid_net(const struct ib_gid_attr *sgid)
-{
-	struct net_device *ndev = rdma_read_gid_attr_ndev_rcu(sgid);
-
-	return IS_ERR(ndev) ? NULL : dev_net(ndev);
-}
-
-/*
- * Whether @vdev has @gid on a netdev of @net.  The first entry with the
- * GID is the one looked at (rdma_find_gid_by_filter() is not exported):
- * an address held twice by one device, in two namespaces, is left to the
- * wire.
- */
-static bool vhca_dev_has_gid(struct vhca_dev *vdev, const union ib_gid *gid,
-			     struct net *net)
-{
-	const struct ib_gid_attr *attr;
-	bool here;
-
-	/* a device not (or no longer) registered has no GIDs to offer */
-	if (!ib_device_try_get(&vdev->ibdev))
-		return false;
-	attr = rdma_find_gid_by_port(&vdev->ibdev, gid,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, VHCA_PORT,
-				     NULL);
-	ib_device_put(&vdev->ibdev);
-	if (IS_ERR(attr))
-		return false;
-	here = net_eq(vhca_gid_net(attr), net);
-	rdma_put_gid_attr(attr);
-	return here;
-}
-
-/**
- * vhca_dev_by_gid() - the vhca device of this host that has a GID
- * @self: the asking device, tried first
- * @gid: the GID
- * @net: the sender's network namespace (vhca_gid_net())
- *
- * A GID is this host's only where the sender would find its address
- * local: on a netdev of the sender's namespace.  The same address held
- * in another namespace is another host as far as the sender can tell,
- * and its traffic goes to the wire, as routing would send it.
- *
- * Caller holds rcu_read_lock(); the device stays valid until it drops it.
- *
- * Return: the device, or NULL if no vhca device here has @gid in @net.
- */
-struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid,
-				 struct net *net)
-{
-	struct vhca_dev *vdev;
-
-	if (!net)
-		return NULL;
-	if (vhca_dev_has_gid(self, gid, net))
-		return self;
-	list_for_each_entry_rcu(vdev, &vhca_dev_list, list)
-		if (vdev != self && vhca_dev_has_gid(vdev, gid, net))
-			return vdev;
-	return NULL;
-}
-
-/**
- * vhca_dev_by_index() - the vhca device with an ib_device index
- * @self: the asking device, tried first
- * @index: the index, as vhca_dev_by_gid() found it earlier
- *
- * Caller holds rcu_read_lock(); the device stays valid until it drops it.
- *
- * Return: the device, or NULL if it has gone.
- */
-struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index)
-{
-	struct vhca_dev *vdev;
-
-	if (self->ibdev.index == index)
-		return self;
-	list_for_each_entry_rcu(vdev, &vhca_dev_list, list)
-		if (vdev->ibdev.index == index)
-			return vdev;
-	return NULL;
-}
-
-/**
- * vhca_dev_by_netdev_rcu() - the vhca device bound to a netdev
- * @ndev: the netdev
- *
- * For the receive path.  Caller holds rcu_read_lock().
- *
- * Return: the device, or NULL.
- */
-struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev)
-{
-	struct vhca_dev *vdev;
-
-	list_for_each_entry_rcu(vdev, &vhca_dev_list, list)
-		if (vdev->ndev == ndev)
-			return vdev;
-	return NULL;
-}
-
-/**
- * vhca_dev_get_by_netdev() - find the vhca device bound to a netdev
- * @ndev: the netdev
- *
- * Return: the device with a registration reference held (drop it with
- * ib_device_put()), or NULL if there is none or it is not registered.
- */
-struct vhca_dev *vhca_dev_get_by_netdev(struct net_device *ndev)
-{
-	struct vhca_dev *vdev, *found = NULL;
-
-	mutex_lock(&vhca_dev_lock);
-	list_for_each_entry(vdev, &vhca_dev_list, list) {
-		if (vdev->ndev == ndev && ib_device_try_get(&vdev->ibdev)) {
-			found = vdev;
-			break;
-		}
-	}
-	mutex_unlock(&vhca_dev_lock);
-	return found;
-}
-
-/**
- * vhca_dev_list_add() - claim a netdev for a new device
- * @vdev: the device, not registered yet
- *
- * Return: 0, or -EEXIST if a device (registered or not) already uses
- * @vdev->ndev: one vhca device per netdev, as with rxe.
- */
-int vhca_dev_list_add(struct vhca_dev *vdev)
-{
-	struct vhca_dev *other;
-	int err = 0;
-
-	mutex_lock(&vhca_dev_lock);
-	list_for_each_entry(other, &vhca_dev_list, list) {
-		if (other->ndev == vdev->ndev) {
-			err = -EEXIST;
-			break;
-		}
-	}
-	if (!err)
-		list_add_tail_rcu(&vdev->list, &vhca_dev_list);
-	mutex_unlock(&vhca_dev_lock);
-	if (!err)
-		atomic_inc(&vhca_devs_alive);
-	return err;
-}
-
-/*
- * Off the list, and no engine or receive path still looking at it: it can
- * be freed.  A device that never made it onto the list has nothing to
- * undo.  Returns whether it was listed; if so, vhca_dev_gone() must follow
- * once dealloc_driver is done with it.
- */
-bool vhca_dev_list_del(struct vhca_dev *vdev)
-{
-	/* the netdev's rx_handler is no longer vhca's once this returns */
-	rtnl_lock();
-	vhca_recv_unsteer(vdev);
-	rtnl_unlock();
-	mutex_lock(&vhca_dev_lock);
-	if (list_empty(&vdev->list)) {
-		mutex_unlock(&vhca_dev_lock);
-		return false;
-	}
-	list_del_rcu(&vdev->list);
-	mutex_unlock(&vhca_dev_lock);
-	synchronize_rcu();
-	vhca_net_put(vdev);
-	return true;
-}
-
-/* The last thing dealloc_driver does for a listed device. */
-void vhca_dev_gone(void)
-{
-	if (atomic_dec_and_test(&vhca_devs_alive))
-		wake_up_var(&vhca_devs_alive);
-}
 
 static int vhca_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -224,58 +20,52 @@ static struct rdma_link_ops vhca_link_ops = {
 	.newlink = vhca_newlink,
 };
 
-/*
- * Unregister every device.  A device that is already being unregistered
- * (link del, netdev removal) stays on the list until its dealloc_driver
- * runs, and ib_unregister_device() waits for that unregistration to finish.
- * One that has left the list may still be in dealloc_driver, which sleeps
- * after list_del (a grace period, releasing the UDP sockets): the module
- * exit waits for vhca_devs_alive to drop to zero too.
- */
-static void vhca_unregister_all(void)
+static int vhca_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *arg)
 {
+	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
 	struct vhca_dev *vdev;
 
-	for (;;) {
-		mutex_lock(&vhca_dev_lock);
-		vdev = list_first_entry_or_null(&vhca_dev_list,
-						struct vhca_dev, list);
-		if (vdev)
-			get_device(&vdev->ibdev.dev);
-		mutex_unlock(&vhca_dev_lock);
-		if (!vdev)
-			break;
-		ib_unregister_device(&vdev->ibdev);
-		put_device(&vdev->ibdev.dev);
+	vdev = vhca_dev_get_by_netdev(ndev);
+	if (!vdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		vhca_recv_unsteer(vdev);
+		/*
+		 * rtnl is held here and unregistration sleeps on things that
+		 * want it, so it runs from the core's unregistration work.
+		 * The netdev's own unregistration waits for the reference the
+		 * core holds until then.
+		 */
+		ib_unregister_device_queued(&vdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		vhca_port_update(vdev);
+		break;
+	default:
+		break;
 	}
+
+	ib_device_put(&vdev->ibdev);
+	return NOTIFY_OK;
 }
+
+static struct notifier_block vhca_netdev_nb = {
+	.notifier_call = vhca_netdev_event,
+};
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-/*
- * /sys/kernel/debug/vhca/corrupt_copy: the fault-injection attributes
- * (probability, times, ...) of one flipped byte in what the engine
- * copies.  The tests arm it to show that their data checks catch what
- * they are there to catch; kernels without fault injection have none.
- */
-static DECLARE_FAULT_ATTR(vhca_corrupt_copy);
 static struct dentry *vhca_debugfs;
-
-/**
- * vhca_fault_corrupt() - flip a byte of @n just copied to @p, if armed
- * @p: the destination of the copy
- * @n: its length, at least one byte
- */
-void vhca_fault_corrupt(void *p, u32 n)
-{
-	if (should_fail(&vhca_corrupt_copy, n))
-		((u8 *)p)[n / 2] ^= 0xff;
-}
 
 static void vhca_debugfs_init(void)
 {
 	vhca_debugfs = debugfs_create_dir("vhca", NULL);
-	fault_create_debugfs_attr("corrupt_copy", vhca_debugfs,
-				  &vhca_corrupt_copy);
+	vhca_wqe_debugfs_init(vhca_debugfs);
 }
 
 static void vhca_debugfs_exit(void)
@@ -304,10 +94,15 @@ static int __init vhca_init(void)
 	err = vhca_net_init();
 	if (err)
 		goto err_tx_wq;
+	err = register_netdevice_notifier(&vhca_netdev_nb);
+	if (err)
+		goto err_net;
 	vhca_debugfs_init();
 	rdma_link_register(&vhca_link_ops);
 	return 0;
 
+err_net:
+	vhca_net_exit();
 err_tx_wq:
 	destroy_workqueue(vhca_tx_wq);
 err_wq:
@@ -324,9 +119,10 @@ static void __exit vhca_exit(void)
 {
 	rdma_link_unregister(&vhca_link_ops);
 	vhca_debugfs_exit();
-	vhca_unregister_all();
+	vhca_dev_unregister_all();
+	unregister_netdevice_notifier(&vhca_netdev_nb);
 	vhca_net_exit();
-	wait_var_event(&vhca_devs_alive, !atomic_read(&vhca_devs_alive));
+	vhca_dev_wait_gone();
 	destroy_workqueue(vhca_tx_wq);
 	destroy_workqueue(vhca_wq);
 	vhca_ring_exit();

@@ -498,30 +498,6 @@ bool vhca_mr_revoke(struct vhca_mr *mr, u32 key)
 }
 
 /**
- * vhca_mr_invalidate() - run a LOCAL_INV, or a SEND_WITH_INV that arrived
- * @vdev: the device
- * @qp: the QP that posted the LOCAL_INV, or that the SEND_WITH_INV is for
- * @key: the key to invalidate
- * @remote: a SEND_WITH_INV: a type 2 window must belong to @qp
- *
- * Fast-register MRs and type 2 windows of @qp's PD can be invalidated;
- * nothing else can.  Caller holds rcu_read_lock().
- *
- * Return: true if @key was valid and is not any more.
- */
-bool vhca_mr_invalidate(struct vhca_dev *vdev, const struct vhca_qp *qp,
-			u32 key, bool remote)
-{
-	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
-
-	if (!key || !mr || READ_ONCE(mr->pd) != qp->ibqp.pd)
-		return false;
-	if (mr->type == VHCA_MR_MW)
-		return vhca_mw_invalidate(mr, key, remote ? qp : NULL);
-	return mr->type == VHCA_MR_FAST && vhca_mr_revoke(mr, key);
-}
-
-/**
  * vhca_mr_read_begin() - start a copy out of or into an MR
  * @mr: found by vhca_mr_find() under rcu_read_lock(), held since
  * @key: the key it was found by

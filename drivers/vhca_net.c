@@ -22,45 +22,6 @@
 
 #include "vhca.h"
 
-static int vhca_netdev_event(struct notifier_block *nb, unsigned long event,
-			     void *arg)
-{
-	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
-	struct vhca_dev *vdev;
-
-	vdev = vhca_dev_get_by_netdev(ndev);
-	if (!vdev)
-		return NOTIFY_DONE;
-
-	switch (event) {
-	case NETDEV_UNREGISTER:
-		vhca_recv_unsteer(vdev);
-		/*
-		 * rtnl is held here and unregistration sleeps on things that
-		 * want it, so it runs from the core's unregistration work.
-		 * The netdev's own unregistration waits for the reference the
-		 * core holds until then.
-		 */
-		ib_unregister_device_queued(&vdev->ibdev);
-		break;
-	case NETDEV_UP:
-	case NETDEV_DOWN:
-	case NETDEV_CHANGE:
-	case NETDEV_CHANGEMTU:
-		vhca_port_update(vdev);
-		break;
-	default:
-		break;
-	}
-
-	ib_device_put(&vdev->ibdev);
-	return NOTIFY_OK;
-}
-
-static struct notifier_block vhca_netdev_nb = {
-	.notifier_call = vhca_netdev_event,
-};
-
 /*
  * RoCEv2 on the wire for devices that are not steered (vhca_recv.c says
  * when): one UDP socket per address family, bound to port 4791, exists in
@@ -649,18 +610,10 @@ void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
 
 int vhca_net_init(void)
 {
-	int err = register_pernet_subsys(&vhca_pernet_ops);
-
-	if (err)
-		return err;
-	err = register_netdevice_notifier(&vhca_netdev_nb);
-	if (err)
-		unregister_pernet_subsys(&vhca_pernet_ops);
-	return err;
+	return register_pernet_subsys(&vhca_pernet_ops);
 }
 
 void vhca_net_exit(void)
 {
-	unregister_netdevice_notifier(&vhca_netdev_nb);
 	unregister_pernet_subsys(&vhca_pernet_ops);
 }

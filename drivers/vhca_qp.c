@@ -286,8 +286,8 @@ static int vhca_qp_copy_resp(struct vhca_qp *qp, struct ib_udata *udata,
  *
  * Return: 0 or a negative errno.
  */
-int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		   struct ib_udata *udata)
+static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			  struct ib_udata *udata)
 {
 	struct vhca_dev *vdev = to_vdev(ibqp->device);
 	struct vhca_qp *qp = to_vqp(ibqp);
@@ -575,8 +575,8 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
  *
  * Return: 0 or a negative errno; nothing changes on failure.
  */
-int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		   struct ib_udata *udata)
+static int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			  int mask, struct ib_udata *udata)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);
 	enum ib_qp_state cur, next;
@@ -616,8 +616,8 @@ out:
 	return err;
 }
 
-int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		  struct ib_qp_init_attr *init)
+static int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			 int mask, struct ib_qp_init_attr *init)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);
 
@@ -647,7 +647,7 @@ int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * Once the QP is off the xarray and a grace period has passed, no engine
  * (of this QP or of a peer sending to it) can be looking at it.
  */
-int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+static int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vhca_qp *qp = to_vqp(ibqp);
 
@@ -670,3 +670,12 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_destroy(&qp->lock);
 	return 0;
 }
+
+const struct ib_device_ops vhca_qp_ops = {
+	.create_qp = vhca_create_qp,
+	.destroy_qp = vhca_destroy_qp,
+	.modify_qp = vhca_modify_qp,
+	.query_qp = vhca_query_qp,
+
+	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
+};

@@ -716,7 +716,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 	status = vhca_resp_place(vdev, qp, m);
 	if (status == IB_WC_SUCCESS && inv && last &&
-	    !vhca_mr_invalidate(vdev, qp, be32_to_cpu(m->imm), true))
+	    !vhca_invalidate(vdev, qp, be32_to_cpu(m->imm), true))
 		status = IB_WC_LOC_PROT_ERR;
 	if (status != IB_WC_SUCCESS) {
 		if (r->have_wqe)

@@ -8,6 +8,8 @@
  * not whoever posted the WQE, says which opcodes a QP type has and which
  * of them may carry their data inline.
  */
+#include <linux/fault-inject.h>
+
 #include "vhca.h"
 
 static_assert((int)VHCA_NETWORK_IPV4 == (int)RDMA_NETWORK_IPV4 &&
@@ -177,6 +179,34 @@ void vhca_cursor_skip(struct vhca_cursor *c, u32 n)
 		}
 	}
 }
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * /sys/kernel/debug/vhca/corrupt_copy: the fault-injection attributes
+ * (probability, times, ...) of one flipped byte in what the engine
+ * copies.  The tests arm it to show that their data checks catch what
+ * they are there to catch; kernels without fault injection have none.
+ */
+static DECLARE_FAULT_ATTR(vhca_corrupt_copy);
+
+/* Flip a byte of @n just copied to @p, if armed. */
+static void vhca_fault_corrupt(void *p, u32 n)
+{
+	if (should_fail(&vhca_corrupt_copy, n))
+		((u8 *)p)[n / 2] ^= 0xff;
+}
+
+/**
+ * vhca_wqe_debugfs_init() - the copy's fault point, in vhca's debugfs
+ * @dir: vhca's directory
+ */
+void vhca_wqe_debugfs_init(struct dentry *dir)
+{
+	fault_create_debugfs_attr("corrupt_copy", dir, &vhca_corrupt_copy);
+}
+#else
+static void vhca_fault_corrupt(void *p, u32 n) { }
+#endif
 
 /* Copy @len bytes from @src to @dst; both have at least that much. */
 void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len)
@@ -534,7 +564,7 @@ int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	rcu_read_lock();
 	if (w->opcode == IB_UVERBS_WR_LOCAL_INV)
-		status = vhca_mr_invalidate(vdev, qp, w->ex, false) ?
+		status = vhca_invalidate(vdev, qp, w->ex, false) ?
 			 IB_WC_SUCCESS : IB_WC_LOC_PROT_ERR;
 	else if (w->opcode == IB_UVERBS_WR_BIND_MW)
 		status = vhca_mw_bind(vdev, qp, w);

@@ -255,16 +255,16 @@ static void fast_reg(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, room, (u32)SZ_4K);
 
 	/* invalidation: the right key, once, in its own PD */
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->qp, key ^ 1,
-						    false));
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->other_qp,
-						    key, false));
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->qp, f->key,
-						    false));
-	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->qp, key,
-						   false));
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, &f->qp, key,
-						    false));
+	KUNIT_EXPECT_FALSE(test, vhca_invalidate(&f->vdev, &f->qp, key ^ 1,
+						 false));
+	KUNIT_EXPECT_FALSE(test, vhca_invalidate(&f->vdev, &f->other_qp,
+						 key, false));
+	KUNIT_EXPECT_FALSE(test, vhca_invalidate(&f->vdev, &f->qp, f->key,
+						 false));
+	KUNIT_EXPECT_TRUE(test, vhca_invalidate(&f->vdev, &f->qp, key,
+						false));
+	KUNIT_EXPECT_FALSE(test, vhca_invalidate(&f->vdev, &f->qp, key,
+						 false));
 	KUNIT_EXPECT_NULL(test, find(f, key, &f->pd, 0, iova, 1));
 	/* and with a new variant byte it registers again */
 	KUNIT_EXPECT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, key + 1, iova,
@@ -430,8 +430,8 @@ static void mr_readers(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vhca_mr_read_begin(&f->mr, f->key));
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 1);
 	vhca_mr_read_end(&f->mr);
-	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->qp, f->key,
-						   false));
+	KUNIT_EXPECT_TRUE(test, vhca_invalidate(&f->vdev, &f->qp, f->key,
+						false));
 	/* found before the key went, begun after: nothing is read */
 	KUNIT_EXPECT_FALSE(test, vhca_mr_read_begin(&f->mr, f->key));
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
@@ -463,8 +463,8 @@ static void segs_hold(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
 	/* invalidated after the lookup, before the copy */
 	seg[2].key ^= 1;
-	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->qp, f->key,
-						   false));
+	KUNIT_EXPECT_TRUE(test, vhca_invalidate(&f->vdev, &f->qp, f->key,
+						false));
 	KUNIT_EXPECT_FALSE(test, vhca_segs_hold(seg, 1));
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
 }
@@ -512,10 +512,10 @@ static void mw_keys(struct kunit *test)
 						    0x10800, 16));
 	KUNIT_EXPECT_NULL(test, vhca_mr_find_remote(&f->vdev, key, &f->qp, w,
 						    0x108f8, 16));
-	KUNIT_EXPECT_FALSE(test, vhca_mr_invalidate(&f->vdev, other, key,
-						    true));
-	KUNIT_EXPECT_TRUE(test, vhca_mr_invalidate(&f->vdev, &f->qp, key,
-						   true));
+	KUNIT_EXPECT_FALSE(test, vhca_invalidate(&f->vdev, other, key,
+						 true));
+	KUNIT_EXPECT_TRUE(test, vhca_invalidate(&f->vdev, &f->qp, key,
+						true));
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.nr_mw), 0);
 	KUNIT_EXPECT_NULL(test, vhca_mr_find_remote(&f->vdev, key, &f->qp, w,
 						    0x10800, 16));
