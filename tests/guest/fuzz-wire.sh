@@ -73,11 +73,8 @@ check "guest $VHCA_GUEST: eth1 has carrier" \
 	wait_for 10 grep -q 1 /sys/class/net/eth1/carrier
 check "guest $VHCA_GUEST: rdma link add vhca0 on eth1" \
 	rdma link add vhca0 type vhca netdev eth1
-v4gid() {
-	grep -slx "0000:0000:0000:0000:0000:ffff:0a4c:010$me" \
-		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1 |
-		xargs -r basename
-}
+# v4gid DEV: the index of DEV's GID of this guest's eth1 address
+v4gid() { gid_of "$1" "10.76.1.$me"; }
 has_v4gid() { [ -n "$(v4gid "$1")" ]; }
 check "guest $VHCA_GUEST: its IPv4 address is a GID" wait_for 10 has_v4gid vhca0
 check "guest $VHCA_GUEST: the peer answers over the shared link" \

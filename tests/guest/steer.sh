@@ -18,11 +18,7 @@ tap_plan 35
 
 in_c1() { ip netns exec c1 "$@"; }
 # v4gid DEV HOST [NET]: the GID index of 10.NET.0.HOST (NET 77 unless said)
-v4gid() {
-	grep -slx "0000:0000:0000:0000:0000:ffff:0a$(printf %x "${3:-77}"):000$2" \
-		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1 |
-		xargs -r basename
-}
+v4gid() { gid_of "$1" "10.${3:-77}.0.$2"; }
 has_v4gid() { [ -n "$(v4gid "$@")" ]; }
 # rc_pair [SERVER CLIENT NET]: an RC pingpong, server on SERVER (vhca0) in
 # c1 at 10.NET.0.2 (77), client on CLIENT (rxe0) at 10.NET.0.1; data
@@ -161,7 +157,7 @@ check "vhca1 on veth2, beside rxe0 in the initial namespace" \
 	rdma link add vhca1 type vhca netdev veth2
 check "vhca2 on veth3 in c1" in_c1 rdma link add vhca2 type vhca netdev veth3
 check "both have their IPv4 GIDs" \
-	wait_for 20 bash -c "$(declare -f v4gid has_v4gid); has_v4gid vhca1 1 78 && has_v4gid vhca2 2 78"
+	wait_for 20 bash -c "$(declare -f gid_of v4gid has_v4gid); has_v4gid vhca1 1 78 && has_v4gid vhca2 2 78"
 check "RC pingpong vhca1 -> vhca2 in c1, on the wire beside rxe0" \
 	rc_pair vhca2 vhca1 78
 check "and rxe0 -> vhca0 in c1, with vhca1 beside rxe0" rc_pair

@@ -72,11 +72,8 @@ check "guest $VHCA_GUEST: its IPv4 address is a GID" wait_for 10 \
 check "guest $VHCA_GUEST: the peer answers over the shared link" \
 	wait_for 90 ping -c 1 -W 1 10.76.1.$peer
 
-v4gid() {
-	grep -slx "0000:0000:0000:0000:0000:ffff:0a4c:010$me" \
-		/sys/class/infiniband/"$1"/ports/1/gids/* | head -n 1 |
-		xargs -r basename
-}
+# v4gid DEV: the index of DEV's GID of this guest's eth1 address
+v4gid() { gid_of "$1" "10.76.1.$me"; }
 # has_v4gid DEV: DEV lists that address (the core adds GIDs from a work item)
 has_v4gid() { [ -n "$(v4gid "$1")" ]; }
 v6gid() {
