@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/guest/lib.sh	# the TAP helpers are not guest specific
-tap_plan 40
+tap_plan 42
 
 build/tests/abi_test >/tmp/vhca-abi.tap 2>&1
 rc=$?
@@ -93,4 +93,11 @@ check_eq "vcpu-prof.py: busy samples by function, per vCPU" \
 check_eq "vcpu-prof.py: who spun" "$(tail -n 1 <<<"$out")" \
 	"     2  virtnet_poll_tx [virtio_net]"
 rm -f "$inst.syms" "$inst.samples"
+# the layering: calls run down, and loops between files only shrink
+layers=$(python3 tools/layers.py drivers)
+in_loops=$(sed -n 's/^files in loops: //p' <<<"$layers")
+check "tools/layers.py: at most 9 of the driver's files call each other in a loop ($in_loops)" \
+	test "${in_loops:-99}" -le 9
+check_eq "tools/layers.py: vhca_mr.c and vhca_mw.c are in no loop" \
+	"$(grep '^  loop:' <<<"$layers" | grep -wE 'mr|mw')" ""
 tap_done
