@@ -153,10 +153,11 @@ static inline int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len,
 #endif
 unsigned long vhca_rnr_jiffies(u8 timer);
 
-/* vhca_engine.c: the send rings, and the same-host path */
+/* vhca_engine.c: the send rings' scheduler */
 extern struct workqueue_struct *vhca_wq;
 extern struct workqueue_struct *vhca_tx_wq;
 
+#define VHCA_RNR	0x100	/* not a status: try the WQE again later */
 #define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
 
 /* Where a run of the send ring stopped. */
@@ -179,6 +180,23 @@ void vhca_sq_advance(struct vhca_qp *qp);
 bool vhca_sq_retire(struct vhca_qp *qp, const struct vhca_swqe *w,
 		    int status, u32 len);
 bool vhca_sq_producer(struct vhca_qp *qp, u32 sent, u32 *prod);
+
+/* vhca_local.c: the same-host path of RC and UC */
 void vhca_exec_abort(struct vhca_qp *qp);
+struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn);
+int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
+	      const struct vhca_swqe *w, struct vhca_seg *sseg,
+	      struct vhca_seg *dseg);
+int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
+		     const struct vhca_swqe *w, struct vhca_seg *seg);
+int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
+			   const struct vhca_swqe *w);
+int vhca_exec_flush(struct vhca_dev *vdev, struct vhca_qp *qp,
+		    const struct vhca_swqe *w);
+
+/* vhca_ud.c: UD and GSI datagrams, here and on the wire */
+int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
+		 const struct vhca_swqe *w, struct vhca_seg *sseg,
+		 struct vhca_seg *dseg);
 
 #endif /* VHCA_ENGINE_H */

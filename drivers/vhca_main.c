@@ -91,7 +91,7 @@ static int __init vhca_init(void)
 		err = -ENOMEM;
 		goto err_wq;
 	}
-	err = vhca_net_init();
+	err = vhca_net_init(vhca_recv_udp);
 	if (err)
 		goto err_tx_wq;
 	err = register_netdevice_notifier(&vhca_netdev_nb);

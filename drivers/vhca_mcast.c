@@ -213,33 +213,27 @@ void vhca_mcast_dev_gone(struct vhca_dev *vdev)
 }
 
 /**
- * vhca_mcast_from_wire() - a UD datagram for the multicast QPN
- * @vdev: the device it arrived on
- * @m: the datagram; its destination IP address names the group
+ * vhca_mcast_qps() - the QPs of a device attached to a group
+ * @vdev: the device
+ * @mgid: the group's GID (an IPv4 group mapped)
+ * @qps: where they go, VHCA_MAX_MCAST_QP at most
  *
- * Each QP attached takes it if its Q_Key matches (vhca_ud_take()).
- * Softirq context (bottom halves off), under rcu_read_lock().
+ * Under rcu_read_lock(), which keeps each QP valid until it is dropped; a
+ * QP attached or detached meanwhile may be seen either way.
  *
- * Return: the QPs that took it.
+ * Return: how many were put in @qps.
  */
-unsigned int vhca_mcast_from_wire(struct vhca_dev *vdev,
-				  const struct vhca_ud_msg *m)
+unsigned int vhca_mcast_qps(struct vhca_dev *vdev, const union ib_gid *mgid,
+			    struct vhca_qp **qps)
 {
-	union ib_gid mgid;
-	struct vhca_mcast *g;
+	struct vhca_mcast *g = vhca_mcast_find(vdev, mgid);
 	unsigned int i, n = 0;
 	struct vhca_qp *qp;
 
-	if (m->net == RDMA_NETWORK_IPV4)
-		ipv6_addr_set_v4mapped(((const struct iphdr *)(m->grh + 20))->daddr,
-				       (struct in6_addr *)mgid.raw);
-	else
-		memcpy(mgid.raw, &((const struct ipv6hdr *)m->grh)->daddr, 16);
-	g = vhca_mcast_find(vdev, &mgid);
 	for (i = 0; g && i < VHCA_MAX_MCAST_QP; i++) {
 		qp = READ_ONCE(g->qp[i]);
-		if (qp && vhca_ud_take(vdev, qp, m))
-			n++;
+		if (qp)
+			qps[n++] = qp;
 	}
 	return n;
 }

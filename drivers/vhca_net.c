@@ -48,6 +48,8 @@ struct vhca_netsock {
 
 static DEFINE_MUTEX(vhca_sock_lock);	/* vhca_netsocks and their sockets */
 static LIST_HEAD(vhca_netsocks);
+/* what takes the sockets' datagrams: the receive path, which is above us */
+static int (*vhca_sock_rcv)(struct sock *sk, struct sk_buff *skb);
 
 static struct socket *vhca_sock_open(struct net *net, int family)
 {
@@ -57,7 +59,7 @@ static struct socket *vhca_sock_open(struct net *net, int family)
 	};
 	struct udp_tunnel_sock_cfg tcfg = {
 		.encap_type = 1,
-		.encap_rcv = vhca_recv_udp,
+		.encap_rcv = vhca_sock_rcv,
 	};
 	struct socket *sock;
 
@@ -608,8 +610,15 @@ void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
 		      &qp->dst_cache);
 }
 
-int vhca_net_init(void)
+/**
+ * vhca_net_init() - set up the sockets' side of the wire, at module load
+ * @rcv: what takes each datagram the sockets receive (vhca_recv_udp())
+ *
+ * Return: 0, or the errno of register_pernet_subsys().
+ */
+int vhca_net_init(int (*rcv)(struct sock *sk, struct sk_buff *skb))
 {
+	vhca_sock_rcv = rcv;
 	return register_pernet_subsys(&vhca_pernet_ops);
 }
 

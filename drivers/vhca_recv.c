@@ -18,29 +18,6 @@
 
 #include "vhca.h"
 
-/**
- * vhca_recv_bounds() - where a packet's payload is
- * @skb: the packet, linear, from its UDP header on
- * @bth: its BTH
- * @pkt: its opcode's VHCA_PKT_* flags
- * @hlen: set to the offset of its payload from skb->data
- * @len: set to the payload's length
- *
- * Return: false if the extension headers @pkt says it has, and its pad,
- * do not fit between the BTH and the ICRC.
- */
-bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
-		      u32 pkt, u32 *hlen, u32 *len)
-{
-	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
-
-	*hlen = sizeof(struct udphdr) + sizeof(*bth) + vhca_pkt_hlen(pkt);
-	if (skb->len < *hlen + pad + VHCA_ICRC_SIZE)
-		return false;
-	*len = skb->len - *hlen - pad - VHCA_ICRC_SIZE;
-	return true;
-}
-
 /*
  * A UD datagram for @vdev: everything after the UDP header is in the
  * linear part and the ICRC has been checked.  Returns false to drop it.
@@ -52,7 +29,7 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 	struct vhca_ud_msg m = {};
 	u32 hlen;
 
-	if (!vhca_recv_bounds(skb, bth, pkt, &hlen, &m.len))
+	if (!vhca_pkt_bounds(skb, bth, pkt, &hlen, &m.len))
 		return false;
 	m.h.has_imm = pkt & VHCA_PKT_IMM;
 	m.h.dqpn = ntohl(bth->qpn) & VHCA_BTH_QPN_MASK;
@@ -87,7 +64,7 @@ static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
 	struct vhca_conn_msg m = {};
 	u32 hlen;
 
-	if (!vhca_recv_bounds(skb, bth, pkt, &hlen, &m.len))
+	if (!vhca_pkt_bounds(skb, bth, pkt, &hlen, &m.len))
 		return false;
 	m.op = bth->opcode & ~VHCA_OP_CLASS_MASK;
 	m.flags = pkt;

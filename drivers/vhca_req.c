@@ -1369,7 +1369,7 @@ bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
 	const u8 *p = (const u8 *)(bth + 1);
 	struct vhca_qp *qp;
 
-	if (!vhca_recv_bounds(skb, bth, pkt, &cb.off, &cb.len))
+	if (!vhca_pkt_bounds(skb, bth, pkt, &cb.off, &cb.len))
 		goto bad;
 	if (pkt & VHCA_PKT_AETH) {
 		cb.aeth = get_unaligned_be32(p);

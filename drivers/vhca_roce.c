@@ -11,6 +11,7 @@
 #include <linux/crc32.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <net/checksum.h>
 #include <kunit/visibility.h>
@@ -175,3 +176,26 @@ u32 vhca_icrc_rxe(const void *l3, u32 len)
 	return ~crc32_le(crc, (const u8 *)l3 + bth_off, len - bth_off);
 }
 EXPORT_SYMBOL_IF_KUNIT(vhca_icrc_rxe);
+
+/**
+ * vhca_pkt_bounds() - where a packet's payload is
+ * @skb: the packet, linear, from its UDP header on
+ * @bth: its BTH
+ * @pkt: its opcode's VHCA_PKT_* flags
+ * @hlen: set to the offset of its payload from skb->data
+ * @len: set to the payload's length
+ *
+ * Return: false if the extension headers @pkt says it has, and its pad,
+ * do not fit between the BTH and the ICRC.
+ */
+bool vhca_pkt_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
+		     u32 pkt, u32 *hlen, u32 *len)
+{
+	u32 pad = (bth->flags & VHCA_BTH_PAD_MASK) >> VHCA_BTH_PAD_SHIFT;
+
+	*hlen = sizeof(struct udphdr) + sizeof(*bth) + vhca_pkt_hlen(pkt);
+	if (skb->len < *hlen + pad + VHCA_ICRC_SIZE)
+		return false;
+	*len = skb->len - *hlen - pad - VHCA_ICRC_SIZE;
+	return true;
+}

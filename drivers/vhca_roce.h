@@ -9,6 +9,8 @@
 
 #include <linux/types.h>
 
+struct sk_buff;
+
 #define VHCA_ROCE_UDP_PORT	4791
 #define VHCA_ICRC_SIZE		4
 
@@ -175,6 +177,8 @@ static inline s32 vhca_psn_diff(u32 a, u32 b)
 
 u32 vhca_icrc(const void *l3, u32 len);
 u32 vhca_icrc_rxe(const void *l3, u32 len);
+bool vhca_pkt_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
+		     u32 pkt, u32 *hlen, u32 *len);
 /* vhca_net_alloc() to vhca_put_icrc(): rxe's ICRC goes in this slot */
 #define VHCA_ICRC_RXE_MARK	0xffffffffu
 

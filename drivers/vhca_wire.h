@@ -79,7 +79,7 @@ struct vhca_ud_msg {
 };
 
 /* vhca_net.c: the netdev, the UDP sockets, sending packets */
-int vhca_net_init(void);
+int vhca_net_init(int (*rcv)(struct sock *sk, struct sk_buff *skb));
 void vhca_net_exit(void);
 int vhca_net_get(struct vhca_dev *vdev);
 void vhca_net_put(struct vhca_dev *vdev);
@@ -105,8 +105,6 @@ extern const struct ib_device_ops vhca_counter_ops;
 bool vhca_recv_steer(struct vhca_dev *vdev);
 void vhca_recv_unsteer(struct vhca_dev *vdev);
 int vhca_recv_udp(struct sock *sk, struct sk_buff *skb);
-bool vhca_recv_bounds(const struct sk_buff *skb, const struct vhca_bth *bth,
-		      u32 pkt, u32 *hlen, u32 *len);
 
 /*
  * Bytes per packet: the path MTU, but no more than the netdev carries
@@ -139,13 +137,13 @@ bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
 bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 		  const struct vhca_bth *bth);
 
-/* vhca_engine.c: a UD datagram from the wire */
+/* vhca_ud.c: a UD datagram from the wire */
 void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
-bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
-		  const struct vhca_ud_msg *m);
-unsigned int vhca_mcast_from_wire(struct vhca_dev *vdev,
-				  const struct vhca_ud_msg *m);
+
+/* vhca_mcast.c: the groups the receive path looks in */
 bool vhca_mcast_joined(struct vhca_dev *vdev, const union ib_gid *mgid);
+unsigned int vhca_mcast_qps(struct vhca_dev *vdev, const union ib_gid *mgid,
+			    struct vhca_qp **qps);
 
 /* vhca_resp.c: the responder of UC and RC on the wire */
 void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m);

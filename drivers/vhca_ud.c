@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * UD and GSI datagrams: a send WQE to a QP of a vhca device of this host
+ * is delivered here with its GRH, one to any other GID goes on the wire
+ * as RoCEv2 (vhca_net.c), and those from the wire are delivered to their
+ * QP, or to every QP attached to their multicast group.
+ */
+#include <linux/ip.h>
+#include <linux/rcupdate.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+
+#include "vhca.h"
+
+/*
+ * The 40-byte GRH slot of a UD receive, as RoCEv2 puts it there: an IPv6
+ * header, or 20 bytes of zeroes and then an IPv4 header.  Returns the
+ * network type.
+ */
+static u8 vhca_build_grh(const struct ib_gid_attr *sgid,
+			 const struct vhca_av *av, u32 len, u8 *grh)
+{
+	/* the payload after the IP header: UDP, BTH, DETH, data, ICRC */
+	u32 inner = 8 + 12 + 8 + len + 4;
+	u8 net = rdma_gid_attr_network_type(sgid);
+
+	memset(grh, 0, 40);
+	if (net == RDMA_NETWORK_IPV4) {
+		struct iphdr *ip = (struct iphdr *)(grh + 20);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = av->traffic_class;
+		ip->tot_len = htons(sizeof(*ip) + inner);
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = av->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, sgid->gid.raw + 12, 4);
+		memcpy(&ip->daddr, av->dgid + 12, 4);
+		ip->check = ip_fast_csum(ip, ip->ihl);
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
+
+		ip6_flow_hdr(ip6, av->traffic_class,
+			     cpu_to_be32(av->flow_label & 0xfffff));
+		ip6->payload_len = htons(inner);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit;
+		memcpy(&ip6->saddr, sgid->gid.raw, 16);
+		memcpy(&ip6->daddr, av->dgid, 16);
+	}
+	return net;
+}
+
+/*
+ * Deliver a UD message to @peer: its next receive WQE (copied into @rwqe)
+ * takes the 40-byte GRH slot, then @len bytes from @src.  A missing
+ * receive drops the message, counted in the receiver's rcvd_no_recv_wqe;
+ * a receive that cannot hold it fails.  @msg says whether it carries
+ * immediate data and the solicited flag.
+ */
+static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
+			    struct vhca_rwqe *rwqe, struct vhca_seg *dseg,
+			    const u8 *grh, u8 net, struct vhca_cursor *src,
+			    u32 len, const struct vhca_rmsg *msg, u32 src_qpn)
+{
+	struct vhca_cursor dst, gsrc;
+	struct vhca_seg grh_seg;
+	unsigned int nd;
+	s64 room;
+
+	switch (vhca_recv_take(peer, rwqe, src_qpn)) {
+	case -EAGAIN:
+		vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
+		return;		/* no receive: dropped */
+	case -EINVAL:
+		return;		/* completed in error */
+	}
+	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
+	if (room < 0 || room < len + 40) {
+		vhca_recv_done(peer, rwqe->wr_id,
+			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
+			       0, NULL, src_qpn);
+		return;
+	}
+	grh_seg = (struct vhca_seg){ .kbuf = grh, .len = 40 };
+	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
+	gsrc = (struct vhca_cursor){ .seg = &grh_seg, .nseg = 1 };
+	vhca_copy(&dst, &gsrc, 40);
+	vhca_copy(&dst, src, len);
+	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + 40, msg,
+			   src_qpn, net);
+}
+
+/* Scratch for the receive path: it runs per CPU with bottom halves off. */
+struct vhca_rx_scratch {
+	u8 rwqe[VHCA_MAX_RWQE_STRIDE] __aligned(8);
+	struct vhca_seg seg[VHCA_MAX_SGE];
+};
+
+static DEFINE_PER_CPU(struct vhca_rx_scratch, vhca_rx_scratch);
+
+/* Whether @peer takes a UD message with @qkey. */
+static bool vhca_ud_accepts(struct vhca_qp *peer, u32 qkey)
+{
+	return peer && vhca_qpt_ud(peer->ibqp.qp_type) &&
+	       vhca_qps_receives(READ_ONCE(peer->state)) &&
+	       qkey == READ_ONCE(peer->attr.qkey);
+}
+
+/**
+ * vhca_ud_take() - a UD datagram from the wire to @peer, if it takes it
+ * @vdev: the device it arrived on
+ * @peer: the QP it is for, or NULL
+ * @m: the datagram
+ *
+ * Softirq context (bottom halves off), under rcu_read_lock().
+ *
+ * Return: false if @peer is no UD QP that receives with @m's Q_Key.
+ */
+static bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
+			 const struct vhca_ud_msg *m)
+{
+	struct vhca_rx_scratch *sc = this_cpu_ptr(&vhca_rx_scratch);
+	struct vhca_rmsg msg = {
+		.flags = m->h.has_imm ? VHCA_OPF_IMM : 0,
+		.se = m->h.se,
+		.ex = (__force u32)m->h.imm,
+	};
+	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
+	struct vhca_cursor src = { .seg = &data, .nseg = 1 };
+
+	if (!vhca_ud_accepts(peer, m->h.qkey))
+		return false;
+	vhca_count_qp(peer, VHCA_CNT_RCVD_PKTS);
+	vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
+			m->grh, m->net, &src, m->len, &msg, m->h.sqpn);
+	return true;
+}
+
+/*
+ * A datagram for the multicast QPN: each QP attached to the group of its
+ * destination IP address takes it if its Q_Key matches.  Returns how
+ * many took it.
+ */
+static unsigned int vhca_ud_to_group(struct vhca_dev *vdev,
+				     const struct vhca_ud_msg *m)
+{
+	struct vhca_qp *qps[VHCA_MAX_MCAST_QP];
+	unsigned int i, nq, n = 0;
+	union ib_gid mgid;
+
+	if (m->net == RDMA_NETWORK_IPV4)
+		ipv6_addr_set_v4mapped(((const struct iphdr *)(m->grh + 20))->daddr,
+				       (struct in6_addr *)mgid.raw);
+	else
+		memcpy(mgid.raw, &((const struct ipv6hdr *)m->grh)->daddr, 16);
+	nq = vhca_mcast_qps(vdev, &mgid, qps);
+	for (i = 0; i < nq; i++)
+		if (vhca_ud_take(vdev, qps[i], m))
+			n++;
+	return n;
+}
+
+/**
+ * vhca_ud_from_wire() - a UD datagram from the wire for QP @m->h.dqpn
+ * @vdev: the device it arrived on
+ * @m: the datagram
+ *
+ * The multicast QPN means every QP attached to the group it was sent to.
+ * A datagram no QP takes (none, not UD, not receiving, or the wrong
+ * Q_Key) is dropped, as the IBA says.  Softirq context (bottom halves
+ * off), under rcu_read_lock().
+ */
+void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
+{
+	bool taken;
+
+	if (m->h.dqpn == IB_MULTICAST_QPN)
+		taken = vhca_ud_to_group(vdev, m);
+	else
+		taken = vhca_ud_take(vdev, xa_load(&vdev->qp_xa, m->h.dqpn),
+				     m);
+	if (!taken) {
+		vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
+		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
+	}
+}
+
+/*
+ * A UD SEND to a GID that is not this host's: RoCEv2 on the wire, from
+ * @sgid, the AV's source GID as vhca_ud_exec() found it (an ERR_PTR if
+ * it has none).
+ */
+static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
+			const struct vhca_swqe *w, struct vhca_seg *sseg,
+			unsigned int ns, u32 len, u32 qkey,
+			const struct ib_gid_attr *sgid)
+{
+	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
+	struct vhca_tx_hdr h = {
+		.opcode = imm ? VHCA_OP_UD_SEND_ONLY_IMM : VHCA_OP_UD_SEND_ONLY,
+		.dqpn = w->ud.remote_qpn,
+		.psn = qp->attr.sq_psn,
+		.has_deth = true,
+		.qkey = qkey,
+		.sqpn = qp->ibqp.qp_num,
+		.imm = (__force __be32)w->ex,
+		.has_imm = imm,
+		.se = w->flags & VHCA_SWQE_F_SOLICITED,
+	};
+	struct vhca_seg out = { .len = len };
+	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
+	struct vhca_cursor dst = { .seg = &out, .nseg = 1 };
+	struct sk_buff *skb;
+
+	skb = vhca_net_alloc(vdev, &h, len, &out.kdst);
+	if (!skb)
+		return IB_WC_SUCCESS;	/* lost, as on a congested wire */
+	vhca_copy(&dst, &src, len);
+	qp->attr.sq_psn = (qp->attr.sq_psn + 1) & VHCA_BTH_PSN_MASK;
+	vhca_net_send(vdev, skb, &w->ud.av, sgid, qp);
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * A UD SEND: to the QP remote_qpn of the vhca device of this host that has
+ * the destination GID, if there is one and the qkey matches; to the wire
+ * otherwise.  A datagram nobody takes is lost and the sender still
+ * completes.  The receiver's buffers take the GRH first, then the data.
+ * Caller holds rcu_read_lock().
+ */
+int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
+		 const struct vhca_swqe *w, struct vhca_seg *sseg,
+		 struct vhca_seg *dseg)
+{
+	const struct vhca_av *av = &w->ud.av;
+	struct vhca_rmsg msg;
+	struct vhca_cursor src;
+	const struct ib_gid_attr *sgid;
+	struct vhca_dev *pdev;
+	struct vhca_qp *peer;
+	unsigned int ns;
+	u8 grh[40], net;
+	u32 qkey;
+	s64 len;
+
+	len = vhca_wqe_source(vdev, qp, w, sseg, &ns, 0);
+	if (len < 0)
+		return -len;
+	if (len > ib_mtu_enum_to_int(READ_ONCE(vdev->active_mtu)))
+		return IB_WC_LOC_LEN_ERR;
+	/* IB: a qkey with the high bit set means "use the sender's own" */
+	qkey = (w->ud.remote_qkey & 0x80000000) ? qp->attr.qkey :
+						  w->ud.remote_qkey;
+
+	/*
+	 * The source GID says the sender's namespace, where the destination
+	 * is local or not; one gone since the AH was made has no route, and
+	 * the wire path drops the datagram and counts it.
+	 */
+	sgid = rdma_get_gid_attr(qp->ibqp.device, VHCA_PORT, av->sgid_index);
+	pdev = IS_ERR(sgid) ? NULL :
+	       vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid,
+			       vhca_gid_net(sgid));
+	if (!pdev) {
+		int status = vhca_ud_wire(vdev, qp, w, sseg, ns, len, qkey,
+					  sgid);
+
+		if (!IS_ERR(sgid))
+			rdma_put_gid_attr(sgid);
+		return status;
+	}
+	peer = xa_load(&pdev->qp_xa, w->ud.remote_qpn);
+	net = vhca_build_grh(sgid, av, len, grh);
+	rdma_put_gid_attr(sgid);
+	if (!vhca_ud_accepts(peer, qkey))
+		return IB_WC_SUCCESS;
+	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
+	msg = vhca_rmsg_of(w);
+	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, &src, len, &msg,
+			qp->ibqp.qp_num);
+	return IB_WC_SUCCESS;
+}
