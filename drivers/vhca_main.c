@@ -4,7 +4,6 @@
  * that follows each device's netdev, and debugfs.
  */
 #include <linux/debugfs.h>
-#include <linux/fault-inject.h>
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
 

@@ -8,6 +8,7 @@
  * not whoever posted the WQE, says which opcodes a QP type has and which
  * of them may carry their data inline.
  */
+#include <linux/gfp.h>	/* 6.1's fault-inject.h needs bool and gfp_t first */
 #include <linux/fault-inject.h>
 
 #include "vhca.h"
