@@ -345,7 +345,7 @@ struct vhca_seg {
  * Atomics, ATOMIC WRITEs and FLUSHes an RC responder remembers, to answer
  * a duplicate the same without executing it again.
  */
-#define VHCA_RC_ATOMIC_RES	VHCA_MAX_RD_ATOM
+#define VHCA_RESP_ATOMIC_RES	VHCA_MAX_RD_ATOM
 
 struct vhca_atomic_res {
 	bool valid;
@@ -403,7 +403,7 @@ struct vhca_req_wqe;
  * @busy: counted in the device's rc_busy: WQEs are on the wire
  * @timer: the retransmission timer
  * @rxq: responses from the wire, for the QP's work
- * @fl: VHCA_RC_WINDOW entries, by SQ index
+ * @fl: VHCA_REQ_WINDOW entries, by SQ index
  * @held: the last packet of the latest SEND or WRITE, not yet sent: it
  *	asks for an ACK if no other packet follows it in this run
  * @unacked: packets sent since the last that asked for an ACK
@@ -451,7 +451,7 @@ struct vhca_req {
  * @epsn: the PSN expected next
  * @msn: RC: messages completed, for the AETH
  * @nak_sent: RC: a sequence NAK went for @epsn; no second one
- * @atomic: RC: the last VHCA_RC_ATOMIC_RES atomics' results, by PSN
+ * @atomic: RC: the last VHCA_RESP_ATOMIC_RES atomics' results, by PSN
  * @atomic_next: the slot of @atomic to use next
  * @closed: the QP entered ERR: no WQE is taken until it is reset
  * @active: a message is under way
@@ -709,6 +709,7 @@ struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid,
 				 struct net *net);
 struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index);
 struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev);
+struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn);
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);
@@ -802,9 +803,6 @@ int vhca_udata_begin(struct ib_udata *udata, size_t resp_len,
 
 /* vhca_qp.c */
 extern const struct ib_device_ops vhca_qp_ops;
-void vhca_qp_set_error(struct vhca_qp *qp);
-void vhca_qp_set_sq_error(struct vhca_qp *qp);
-void vhca_qp_flush_rq(struct vhca_qp *qp);
 
 /* vhca_ring.c */
 int vhca_rq_geometry(u32 max_wr, u32 max_sge, u32 max_wr_limit,
@@ -830,8 +828,5 @@ static inline void *vhca_uring_slot(const struct vhca_uring *r, u32 idx)
 	return (u8 *)r->hdr + VHCA_RING_HDR_SIZE +
 	       ((size_t)vhca_ring_slot(idx, r->g.log2_slots) << r->g.log2_stride);
 }
-
-#include "vhca_engine.h"
-#include "vhca_wire.h"
 
 #endif /* VHCA_H */

@@ -12,7 +12,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "vhca.h"
+#include "vhca_wire.h"
 
 /**
  * vhca_node_guid() - node GUID of a vhca device on a netdev with MAC @mac

@@ -6,7 +6,8 @@
  * when.  Each WQE goes to its executor: the same-host path
  * (vhca_local.c) for RC and UC between QPs of this host's vhca devices,
  * vhca_ud.c for UD and GSI datagrams (here or on the wire), the
- * requester (vhca_req.c) for RC and UC to another host, and vhca_wqe.c
+ * completer (vhca_comp.c) and then the requester (vhca_req.c) for RC to
+ * another host, the requester for UC to another host, and vhca_wqe.c
  * for the WQEs that act on this device only (LOCAL_INV, BIND_MW,
  * REG_MR).
  *
@@ -22,125 +23,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_umem.h>
 
-#include "vhca.h"
-
-struct workqueue_struct *vhca_wq;
-struct workqueue_struct *vhca_tx_wq;
-
-/*
- * Copy the send WQE at index @idx out of the ring, header and what
- * follows, into the QP's scratch.  Caller holds qp->lock.
- */
-struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx)
-{
-	memcpy(qp->wqe, vhca_uring_slot(&qp->sq, idx),
-	       1U << qp->sq.g.log2_stride);
-	return qp->wqe;
-}
-
-static struct vhca_swqe *vhca_sq_fetch(struct vhca_qp *qp)
-{
-	return vhca_sq_fetch_at(qp, qp->sq_cons);
-}
-
-void vhca_sq_advance(struct vhca_qp *qp)
-{
-	qp->sq_cons++;
-	qp->wire_pkt = 0;
-	/* Release: the slot is copied before it is handed back. */
-	smp_store_release(&qp->sq.hdr->consumer, qp->sq_cons);
-}
-
-/**
- * vhca_sq_retire() - hand the oldest send WQE back, and complete it
- * @qp: the QP; caller holds qp->lock
- * @w: the WQE, copied out of its slot (wr_id, opcode and flags are read)
- * @status: its completion status
- * @len: the bytes it moved, for the CQE
- *
- * The slot is free before the completion is visible: whoever polls the
- * completion of WR n may post again at once.  A WQE that failed takes
- * the QP to the error state, or a UC or UD QP's send queue only
- * (IBA 10.3.1).  The local engine and the requester on the wire both
- * retire their WQEs here.
- *
- * Return: false if the WQE failed.
- */
-bool vhca_sq_retire(struct vhca_qp *qp, const struct vhca_swqe *w,
-		    int status, u32 len)
-{
-	vhca_sq_advance(qp);
-	if (vhca_send_signals(qp, w->flags, status))
-		vhca_send_done(qp, w, status, len);
-	if (status == IB_WC_SUCCESS)
-		return true;
-	if (qp->ibqp.qp_type == IB_QPT_RC)
-		vhca_qp_set_error(qp);
-	else
-		vhca_qp_set_sq_error(qp);
-	return false;
-}
-
-/**
- * vhca_sq_producer() - read a send ring's producer, and check it
- * @qp: the QP; caller holds qp->lock
- * @sent: the index up to which WQEs are taken already (sq_cons, or further
- *	for RC on the wire)
- * @prod: where the producer goes
- *
- * A producer that the process moved out of the ring's bounds, or back
- * behind WQEs the engine took, moves the QP to the error state.
- *
- * Return: false if it did.
- */
-bool vhca_sq_producer(struct vhca_qp *qp, u32 sent, u32 *prod)
-{
-	/* Acquire pairs with the provider's release of the producer. */
-	*prod = smp_load_acquire(&qp->sq.hdr->producer);
-	if (vhca_ring_sane(*prod, qp->sq_cons, qp->sq.g.log2_slots) &&
-	    *prod - qp->sq_cons >= sent - qp->sq_cons)
-		return true;
-	vhca_qp_set_error(qp);
-	return false;
-}
-
-/*
- * WQEs flushed between two chances for the scheduler: a ring holds up to
- * VHCA_MAX_QP_WR of them.
- */
-#define VHCA_FLUSH_RESCHED	256
-
-/**
- * vhca_qp_flush_sq() - complete the posted send WQEs with FLUSH_ERR
- * @qp: a QP in the error or send queue error state; caller holds qp->lock
- *
- * Those posted when it reads the producer, one ring's worth at most:
- * what a process posts meanwhile waits for the next call, so one that
- * keeps its producer a ring ahead cannot hold the caller here.
- *
- * Return: the number of WQEs flushed.
- */
-u32 vhca_qp_flush_sq(struct vhca_qp *qp)
-{
-	/* Acquire pairs with the provider's release of the producer. */
-	u32 prod = smp_load_acquire(&qp->sq.hdr->producer);
-	u32 n = 0;
-
-	vhca_exec_abort(qp);
-	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots))
-		return 0;	/* the process broke its own ring */
-	while (qp->sq_cons != prod) {
-		struct vhca_swqe *w = vhca_sq_fetch(qp);
-
-		vhca_sq_advance(qp);	/* free before completing: see below */
-		vhca_send_done(qp, w, IB_WC_WR_FLUSH_ERR, 0);
-		if (!(++n % VHCA_FLUSH_RESCHED))
-			cond_resched();
-	}
-	if (qp->req.fl)
-		vhca_req_reset(qp);	/* what was on the wire is flushed */
-	return n;
-}
+#include "vhca_wire.h"
 
 /*
  * Execute one send WQE here: checked against the opcode table first.
@@ -186,6 +69,7 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	enum vhca_sq_stop stop;
 	struct vhca_swqe *w;
 	u32 prod, len;
 	int status;
@@ -205,16 +89,22 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 	}
 	if (qp->state != IB_QPS_RTS)
 		return VHCA_SQ_IDLE;	/* posted WQEs wait for RTS */
-	if (vhca_rc_on_wire(qp))
-		return vhca_req_run(qp, budget);	/* RC to another host */
+	if (vhca_rc_on_wire(qp)) {
+		/* RC to another host: the responses first, then requests */
+		if (!vhca_comp_run(qp, &stop))
+			return stop;
+		return vhca_req_run(qp, budget);
+	}
 
-	if (!vhca_sq_producer(qp, qp->sq_cons, &prod))
+	if (!vhca_sq_producer(qp, qp->sq_cons, &prod)) {
+		vhca_qp_set_error(qp);
 		return VHCA_SQ_IDLE;
+	}
 	while (qp->sq_cons != prod) {
 		if (!*budget)
 			return VHCA_SQ_MORE;
 		(*budget)--;
-		w = vhca_sq_fetch(qp);
+		w = vhca_sq_fetch_at(qp, qp->sq_cons);
 		status = vhca_sq_exec(vdev, qp, w);
 
 		/* the work goes on with it, when a packet is freed if it waits */
@@ -234,10 +124,7 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 				if (peer)
 					timer = peer->attr.min_rnr_timer;
 				rcu_read_unlock();
-				/* even over a kick queued meanwhile */
-				qp->rnr_wait = true;
-				mod_delayed_work(vhca_wq, &qp->sq_work,
-						 vhca_rnr_jiffies(timer));
+				vhca_qp_kick_after(qp, timer);
 				if (READ_ONCE(qp->err_pending))
 					vhca_qp_kick_now(qp);
 				return VHCA_SQ_WAIT;
@@ -247,8 +134,10 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		/* the bytes are counted for a CQE only */
 		len = vhca_send_signals(qp, w->flags, status) ?
 		      vhca_wqe_len(qp, w) : 0;
-		if (!vhca_sq_retire(qp, w, status, len))
+		if (!vhca_sq_retire(qp, w, status, len)) {
+			vhca_qp_wqe_failed(qp);
 			return VHCA_SQ_IDLE;
+		}
 	}
 	return VHCA_SQ_IDLE;
 }
@@ -293,7 +182,7 @@ static void vhca_sq_service(struct vhca_qp *qp, unsigned int budget)
 		if (stop == VHCA_SQ_WAIT || stop == VHCA_SQ_BLOCKED)
 			return;
 		if (stop == VHCA_SQ_MORE) {
-			queue_delayed_work(vhca_wq, &qp->sq_work, 0);
+			vhca_qp_kick(qp);
 			return;
 		}
 		vhca_sq_set_active(qp, false);
@@ -322,23 +211,6 @@ void vhca_sq_work(struct work_struct *work)
 	}
 	vhca_sq_service(qp, VHCA_SQ_WORK_BUDGET);
 	mutex_unlock(&qp->lock);
-}
-
-/**
- * vhca_qp_kick() - have the engine's work run @qp's send ring
- * @qp: the QP
- *
- * Queued, not run: any context.  A pending RNR timer is not cut short;
- * vhca_qp_kick_now() does that, for a QP that has to leave its wait.
- */
-void vhca_qp_kick(struct vhca_qp *qp)
-{
-	queue_delayed_work(vhca_wq, &qp->sq_work, 0);
-}
-
-void vhca_qp_kick_now(struct vhca_qp *qp)
-{
-	mod_delayed_work(vhca_wq, &qp->sq_work, 0);
 }
 
 /**

@@ -1,162 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * vhca's engine: what every path does with a WQE (vhca_wqe.c), and the
- * send rings with the same-host path (vhca_engine.c).  Included by vhca.h
- * after the objects it works on.
+ * vhca's engine: the scheduler of the send rings (vhca_engine.c), the
+ * executors it hands WQEs to here (vhca_local.c, vhca_ud.c), and what
+ * stops a QP (vhca_qpstate.c).  The wire's executors are in vhca_wire.h.
  */
 #ifndef VHCA_ENGINE_H
 #define VHCA_ENGINE_H
 
-/* vhca_wqe.c: what every path does with a WQE */
-enum {
-	VHCA_OPF_DATA_OUT	= 1 << 0,	/* its SGEs, or inline bytes, are sent */
-	VHCA_OPF_REMOTE		= 1 << 1,	/* names remote memory by rkey */
-	/*
-	 * a READ, atomic, ATOMIC WRITE or FLUSH: counts against
-	 * max_rd_atomic, is answered by the responder's resources, done by
-	 * its response
-	 */
-	VHCA_OPF_RD_ATOMIC	= 1 << 2,
-	VHCA_OPF_IMM		= 1 << 3,	/* carries immediate data */
-	VHCA_OPF_LOCAL		= 1 << 4,	/* no packet: done on this host */
-	VHCA_OPF_KERNEL		= 1 << 5,	/* kernel QPs only */
-	VHCA_OPF_SEND		= 1 << 6,	/* takes a receive WQE */
-	VHCA_OPF_WRITE		= 1 << 7,	/* an RDMA WRITE */
-	VHCA_OPF_READ		= 1 << 8,	/* an RDMA READ */
-	VHCA_OPF_ATOMIC		= 1 << 9,	/* an atomic */
-	VHCA_OPF_INV		= 1 << 10,	/* invalidates the responder's rkey */
-	VHCA_OPF_ATOMIC_WRITE	= 1 << 11,	/* stores 8 bytes at once */
-	VHCA_OPF_FLUSH		= 1 << 12,	/* makes placed data visible */
-	/*
-	 * answered by a READ response of no bytes, which an ACK of a later
-	 * PSN stands for (rxe's requester takes either)
-	 */
-	VHCA_OPF_EMPTY_RESP	= 1 << 13,
-};
-
-/**
- * struct vhca_wr_op - what a send opcode is
- * @qpts: the QP types that have it, as BIT(IB_QPT_*)
- * @flags: VHCA_OPF_*
- * @wc: the opcode its completion reports
- */
-struct vhca_wr_op {
-	u8 qpts;
-	u16 flags;
-	u8 wc;
-};
-
-#define VHCA_WR_OPS	(VHCA_WR_REG_MR + 1)
-extern const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS];
-
-/* The table's entry for @opcode, or NULL for an opcode vhca does not have. */
-static inline const struct vhca_wr_op *vhca_wr_op(u8 opcode)
-{
-	if (opcode >= VHCA_WR_OPS || !vhca_wr_ops[opcode].qpts)
-		return NULL;
-	return &vhca_wr_ops[opcode];
-}
-
-/* Whether send opcode @opcode has all of @flags: never one vhca lacks. */
-static inline bool vhca_wr_is(u8 opcode, u16 flags)
-{
-	const struct vhca_wr_op *op = vhca_wr_op(opcode);
-
-	return op && (op->flags & flags) == flags;
-}
-
-/**
- * struct vhca_rmsg - what a receive completion says of its message
- * @flags: VHCA_OPF_WRITE, VHCA_OPF_IMM and VHCA_OPF_INV, as the send
- *	opcode of the message has them
- * @se: the sender asked for a solicited event
- * @ex: the immediate data, or the rkey the message invalidated
- */
-struct vhca_rmsg {
-	u16 flags;
-	bool se;
-	u32 ex;
-};
-
-/* What a receive completion says of a message sent by send WQE @w. */
-static inline struct vhca_rmsg vhca_rmsg_of(const struct vhca_swqe *w)
-{
-	const struct vhca_wr_op *op = vhca_wr_op(w->opcode);
-
-	return (struct vhca_rmsg){
-		.flags = op ? op->flags : 0,
-		.se = w->flags & VHCA_SWQE_F_SOLICITED,
-		.ex = w->ex,
-	};
-}
-
-/*
- * Whether a send WQE that ran with send flags @flags leaves a CQE: if it
- * asked for one, its QP signals all, or it failed.
- */
-static inline bool vhca_send_signals(const struct vhca_qp *qp, u8 flags,
-				     u8 status)
-{
-	return status != IB_WC_SUCCESS || qp->sig_all ||
-	       (flags & VHCA_SWQE_F_SIGNALED);
-}
-
-/* A position in a list of segments: where a copy reads or writes next. */
-struct vhca_cursor {
-	const struct vhca_seg *seg;
-	unsigned int nseg;
-	u32 off;	/* within *seg */
-};
-
-int vhca_wqe_check(const struct vhca_qp *qp, const struct vhca_swqe *w);
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-void vhca_wqe_debugfs_init(struct dentry *dir);
-#endif
-u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w);
-s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
-		    const struct vhca_swqe *w, struct vhca_seg *seg,
-		    unsigned int *nseg, int access);
-s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
-	      struct ib_pd *pd, int access, struct vhca_seg *seg,
-	      unsigned int *nseg);
-void vhca_cursor_skip(struct vhca_cursor *c, u32 n);
-void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
-bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n);
-void vhca_segs_release(const struct vhca_seg *seg, unsigned int n);
-int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
-		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
-		   u32 len);
-bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
-void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
-			u32 len, const struct vhca_rmsg *msg, u32 src_qpn,
-			u8 net);
-void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
-		    const struct vhca_rmsg *msg, u32 src_qpn);
-int vhca_recv_take(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 src_qpn);
-void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
-		    u32 len);
-int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
-		   const struct vhca_swqe *w);
-int vhca_atomic(struct vhca_mr *mr, u32 key, u64 va, bool cas,
-		u64 compare_add, u64 swap, u64 *orig);
-int vhca_atomic_store(struct vhca_mr *mr, u32 key, u64 va, u64 val);
-#ifdef VHCA_FLUSH
-int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len, u8 type,
-	       u8 level);
-#else
-/* a kernel whose verbs have no FLUSH: the device does not offer it */
-static inline int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len,
-			     u8 type, u8 level)
-{
-	return IB_WC_REM_INV_REQ_ERR;
-}
-#endif
-unsigned long vhca_rnr_jiffies(u8 timer);
+#include "vhca_wqe.h"
 
 /* vhca_engine.c: the send rings' scheduler */
-extern struct workqueue_struct *vhca_wq;
-extern struct workqueue_struct *vhca_tx_wq;
-
 #define VHCA_RNR	0x100	/* not a status: try the WQE again later */
 #define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
 
@@ -171,19 +24,18 @@ enum vhca_sq_stop {
 };
 
 void vhca_sq_work(struct work_struct *work);
-void vhca_qp_kick(struct vhca_qp *qp);
-void vhca_qp_kick_now(struct vhca_qp *qp);
 void vhca_qp_doorbell(struct vhca_qp *qp);
+
+/* vhca_qpstate.c: what stops a QP */
+void vhca_qp_flush_rq(struct vhca_qp *qp);
 u32 vhca_qp_flush_sq(struct vhca_qp *qp);
-struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx);
-void vhca_sq_advance(struct vhca_qp *qp);
-bool vhca_sq_retire(struct vhca_qp *qp, const struct vhca_swqe *w,
-		    int status, u32 len);
-bool vhca_sq_producer(struct vhca_qp *qp, u32 sent, u32 *prod);
+void vhca_qp_set_error(struct vhca_qp *qp);
+void vhca_qp_set_sq_error(struct vhca_qp *qp);
+void vhca_qp_wqe_failed(struct vhca_qp *qp);
+void vhca_exec_abort(struct vhca_qp *qp);
+void vhca_req_reset(struct vhca_qp *qp);
 
 /* vhca_local.c: the same-host path of RC and UC */
-void vhca_exec_abort(struct vhca_qp *qp);
-struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn);
 int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	      const struct vhca_swqe *w, struct vhca_seg *sseg,
 	      struct vhca_seg *dseg);

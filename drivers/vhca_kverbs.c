@@ -12,7 +12,7 @@
 #include <linux/log2.h>
 #include <rdma/ib_verbs.h>
 
-#include "vhca.h"
+#include "vhca_engine.h"
 
 /* What each QP type may post; the engine checks again. */
 static bool vhca_wr_ok(enum ib_qp_type type, enum ib_wr_opcode op)

@@ -16,15 +16,7 @@
 #include <linux/rcupdate.h>
 #include <rdma/ib_umem.h>
 
-#include "vhca.h"
-
-/* The QP @qpn of the vhca device with ib_device index @dev, if any. */
-struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn)
-{
-	struct vhca_dev *dst = vhca_dev_by_index(vdev, dev);
-
-	return dst ? xa_load(&dst->qp_xa, qpn) : NULL;
-}
+#include "vhca_wire.h"
 
 /*
  * The responder: a QP of the vhca device the AV's DGID belongs to (this
@@ -237,38 +229,6 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 			       qp->ibqp.qp_num);
 	}
 	return IB_WC_SUCCESS;
-}
-
-/**
- * vhca_exec_abort() - forget how far the local engine got in a WQE
- * @qp: the QP; caller holds qp->lock
- *
- * For a WQE that will not run again: failed, flushed, or its QP reset.  A
- * receive WQE taken for its message completes in error, so the responder
- * loses no completion.
- */
-void vhca_exec_abort(struct vhca_qp *qp)
-{
-	struct vhca_qp *peer;
-
-	/*
-	 * Before the first byte, a failure completed the receive itself.
-	 * The peer is looked up whatever its state (not vhca_peer()): one in
-	 * error still gets the completion, flushed or not.
-	 */
-	if (qp->exec.took && qp->exec.off && qp->exec.off < qp->exec.len) {
-		rcu_read_lock();
-		peer = vhca_qp_find(to_vdev(qp->ibqp.device),
-				    READ_ONCE(qp->dst_dev),
-				    qp->attr.dest_qp_num);
-		if (peer && peer->ibqp.qp_type == qp->ibqp.qp_type &&
-		    READ_ONCE(peer->state) != IB_QPS_RESET)
-			vhca_recv_done(peer, qp->rwqe->wr_id,
-				       IB_WC_REM_ABORT_ERR, 0, NULL,
-				       qp->ibqp.qp_num);
-		rcu_read_unlock();
-	}
-	qp->exec = (struct vhca_exec_state){};
 }
 
 /*

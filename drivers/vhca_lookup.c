@@ -240,3 +240,11 @@ void vhca_dev_wait_gone(void)
 {
 	wait_var_event(&vhca_devs_alive, !atomic_read(&vhca_devs_alive));
 }
+
+/* The QP @qpn of the vhca device with ib_device index @dev, if any. */
+struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn)
+{
+	struct vhca_dev *dst = vhca_dev_by_index(vdev, dev);
+
+	return dst ? xa_load(&dst->qp_xa, qpn) : NULL;
+}

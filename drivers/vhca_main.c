@@ -7,7 +7,7 @@
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
 
-#include "vhca.h"
+#include "vhca_wire.h"
 
 static int vhca_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -80,19 +80,12 @@ static int __init vhca_init(void)
 {
 	int err;
 
-	/* The engine: unbound, so QPs' work spreads over the CPUs. */
-	vhca_wq = alloc_workqueue("vhca", WQ_UNBOUND, 0);
-	if (!vhca_wq)
-		return -ENOMEM;
-	/* Per CPU: packets go out where the netdev frees them. */
-	vhca_tx_wq = alloc_workqueue("vhca_tx", WQ_MEM_RECLAIM | VHCA_WQ_PERCPU, 0);
-	if (!vhca_tx_wq) {
-		err = -ENOMEM;
-		goto err_wq;
-	}
+	err = vhca_work_init();
+	if (err)
+		return err;
 	err = vhca_net_init(vhca_recv_udp);
 	if (err)
-		goto err_tx_wq;
+		goto err_work;
 	err = register_netdevice_notifier(&vhca_netdev_nb);
 	if (err)
 		goto err_net;
@@ -102,10 +95,8 @@ static int __init vhca_init(void)
 
 err_net:
 	vhca_net_exit();
-err_tx_wq:
-	destroy_workqueue(vhca_tx_wq);
-err_wq:
-	destroy_workqueue(vhca_wq);
+err_work:
+	vhca_work_exit();
 	return err;
 }
 
@@ -122,8 +113,7 @@ static void __exit vhca_exit(void)
 	unregister_netdevice_notifier(&vhca_netdev_nb);
 	vhca_net_exit();
 	vhca_dev_wait_gone();
-	destroy_workqueue(vhca_tx_wq);
-	destroy_workqueue(vhca_wq);
+	vhca_work_exit();
 	vhca_ring_exit();
 	rcu_barrier();	/* kernel MRs are freed by RCU callbacks */
 }

@@ -25,7 +25,7 @@
 #include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
 
-#include "vhca.h"
+#include "vhca_wire.h"
 
 /**
  * struct vhca_mcast - a multicast group QPs of a device are attached to

@@ -20,7 +20,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
-#include "vhca.h"
+#include "vhca_wire.h"
 
 /*
  * RoCEv2 on the wire for devices that are not steered (vhca_recv.c says

@@ -7,7 +7,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "vhca.h"
+#include "vhca_wire.h"
 
 /* Attributes vhca has no use for: no alternate path, no SQD notification. */
 #define VHCA_QP_UNSUPPORTED (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | \
@@ -15,143 +15,6 @@
 
 #define VHCA_QP_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 			IB_ACCESS_REMOTE_ATOMIC)
-
-static void vhca_qp_event(struct vhca_qp *qp, enum ib_event_type type)
-{
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = type,
-	};
-
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
-
-/**
- * vhca_qp_flush_rq() - flush a QP's receive ring
- * @qp: the QP, in the error state
- *
- * Complete every receive WQE posted so far with IB_WC_WR_FLUSH_ERR, in
- * order.  Each WQE is copied out before it is read: the process may be
- * rewriting its ring.  A producer index that cannot be is the process's
- * own damage, and it gets no flush.  Any context; rq_lock serialises it
- * with the engines taking WQEs.
- */
-void vhca_qp_flush_rq(struct vhca_qp *qp)
-{
-	struct vhca_cq *cq = to_vcq(qp->ibqp.recv_cq);
-	struct vhca_uring *r = &qp->rq;
-	struct vhca_cqe cqe = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = IB_WC_RECV,
-		.qp_num = qp->ibqp.qp_num,
-	};
-	struct vhca_rwqe wqe;
-	unsigned long flags;
-	u32 prod;
-
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	/* Acquire pairs with the provider's release store of the producer. */
-	prod = smp_load_acquire(&r->hdr->producer);
-	if (!vhca_ring_sane(prod, qp->rq_cons, r->g.log2_slots))
-		goto out;
-	while (qp->rq_cons != prod) {
-		memcpy(&wqe, vhca_uring_slot(r, qp->rq_cons), sizeof(wqe));
-		cqe.wr_id = wqe.wr_id;
-		if (vhca_cq_post(cq, &cqe, false))
-			break;
-		qp->rq_cons++;
-	}
-	/* Release: our reads of the slots are done before they are reused. */
-	smp_store_release(&r->hdr->consumer, qp->rq_cons);
-out:
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
-}
-
-/*
- * A receive WQE a UC message from the wire took, and which that message
- * (or a dropped one) still holds, completes first, in order.
- */
-static void vhca_qp_resp_flush(struct vhca_qp *qp)
-{
-	struct vhca_cqe cqe = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = IB_WC_RECV,
-		.qp_num = qp->ibqp.qp_num,
-	};
-
-	spin_lock_bh(&qp->resp.lock);
-	if (qp->resp.have_wqe) {
-		qp->resp.have_wqe = false;
-		cqe.wr_id = qp->resp.wqe->wr_id;
-		vhca_cq_post(to_vcq(qp->ibqp.recv_cq), &cqe, false);
-	}
-	qp->resp.active = false;
-	qp->resp.closed = true;
-	vhca_resp_rd_forget(&qp->resp);	/* READs are not answered */
-	spin_unlock_bh(&qp->resp.lock);
-}
-
-/*
- * Entering the error state.  The engine runs a QP's send ring under
- * qp->lock, which the caller holds, so nothing of this QP is in flight:
- * what was posted is flushed now, and an SRQ-attached QP will take no more
- * WQEs from its SRQ, which IB_EVENT_QP_LAST_WQE_REACHED says (ib_drain_qp
- * waits for it).
- */
-static void vhca_qp_enter_error(struct vhca_qp *qp)
-{
-	if (qp->rq.hdr && qp->ibqp.uobject) {
-		/* From here a post_recv rings the doorbell to be flushed. */
-		WRITE_ONCE(qp->rq.hdr->ctrl, VHCA_RQ_FLUSH);
-		/*
-		 * Pairs with the provider's barrier between its producer
-		 * store and its read of ctrl: what the flush below misses,
-		 * the provider sees the flag for.
-		 */
-		smp_mb();
-	}
-	if (qp->rnr_wait)
-		vhca_qp_kick_now(qp);	/* flushes posts made meanwhile */
-	vhca_qp_resp_flush(qp);
-	vhca_qp_flush_sq(qp);
-	if (qp->rq.hdr)
-		vhca_qp_flush_rq(qp);
-	if (qp->ibqp.srq)
-		vhca_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
-}
-
-/**
- * vhca_qp_set_error() - move a QP to the error state
- * @qp: the QP; caller holds qp->lock
- *
- * The one way into ERR, for modify_qp and for the engine alike: both
- * rings are flushed and an SRQ-attached QP raises LAST_WQE_REACHED.
- */
-void vhca_qp_set_error(struct vhca_qp *qp)
-{
-	if (qp->state == IB_QPS_ERR)
-		return;
-	vhca_qp_enter_error(qp);
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
-}
-
-/**
- * vhca_qp_set_sq_error() - move a UC or UD QP to the send queue error state
- * @qp: the QP; caller holds qp->lock
- *
- * A UC or UD send WQE that completes in error stops the send queue only
- * (IBA 10.3.1): the WQEs after it are flushed, and so is whatever is
- * posted until modify_qp moves the QP back to RTS; receives go on.
- */
-void vhca_qp_set_sq_error(struct vhca_qp *qp)
-{
-	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_SQE)
-		return;
-	WRITE_ONCE(qp->state, IB_QPS_SQE);
-	vhca_qp_flush_sq(qp);
-}
 
 static void vhca_qp_free_rings(struct vhca_qp *qp)
 {
@@ -246,7 +109,7 @@ static int vhca_qp_alloc_bufs(struct vhca_qp *qp, enum ib_qp_type type,
 	}
 	if (type != IB_QPT_RC)
 		return 0;
-	qp->resp.atomic = kcalloc(VHCA_RC_ATOMIC_RES, sizeof(*qp->resp.atomic),
+	qp->resp.atomic = kcalloc(VHCA_RESP_ATOMIC_RES, sizeof(*qp->resp.atomic),
 				  GFP_KERNEL_ACCOUNT);
 	qp->resp.rd = kmalloc_array(VHCA_RD_QUEUE, sizeof(*qp->resp.rd),
 				    GFP_KERNEL_ACCOUNT);
@@ -545,7 +408,7 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 		qp->resp.active = false;
 		vhca_resp_rd_forget(&qp->resp);	/* their PSNs mean nothing now */
 		if (qp->resp.atomic)
-			memset(qp->resp.atomic, 0, VHCA_RC_ATOMIC_RES *
+			memset(qp->resp.atomic, 0, VHCA_RESP_ATOMIC_RES *
 			       sizeof(*qp->resp.atomic));
 		spin_unlock_bh(&qp->resp.lock);
 	}

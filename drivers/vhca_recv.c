@@ -16,7 +16,7 @@
 #include <net/ipv6.h>
 #include <net/udp.h>
 
-#include "vhca.h"
+#include "vhca_wire.h"
 
 /*
  * A UD datagram for @vdev: everything after the UDP header is in the
@@ -61,7 +61,7 @@ static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
 			  const struct vhca_bth *bth, u32 pkt, bool ce)
 {
 	const u8 *p = (const u8 *)(bth + 1);
-	struct vhca_conn_msg m = {};
+	struct vhca_resp_msg m = {};
 	u32 hlen;
 
 	if (!vhca_pkt_bounds(skb, bth, pkt, &hlen, &m.len))
@@ -152,14 +152,14 @@ static void vhca_recv_roce(struct vhca_dev *vdev, struct sk_buff *skb)
 	}
 	if (pkt & VHCA_PKT_RESP) {
 		/* the requester's work takes the skb */
-		if (vhca_req_response(vdev, skb, bth, pkt, ce))
+		if (vhca_comp_response(vdev, skb, bth, pkt, ce))
 			return;
 		goto out;
 	}
 	if (pkt & VHCA_PKT_DETH)
 		ok = vhca_recv_ud(vdev, skb, bth, pkt);
 	else if (pkt & VHCA_PKT_CNP)
-		ok = vhca_req_cnp(vdev, skb, bth);
+		ok = vhca_comp_cnp(vdev, skb, bth);
 	else
 		ok = vhca_recv_req(vdev, skb, bth, pkt, ce);
 	if (!ok)

@@ -9,7 +9,7 @@
  * CNPs.  The requester is in vhca_req.c.
  */
 #include "vhca_roce.h"
-#include "vhca.h"
+#include "vhca_wire.h"
 
 /*
  * A QP's READ response packets not yet freed by the netdev, at most: the
@@ -26,7 +26,7 @@
  * if it failed); it is the QP's no more.
  */
 static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
-			   const struct vhca_conn_msg *m)
+			   const struct vhca_resp_msg *m)
 {
 	bool inv = m && (m->flags & VHCA_PKT_INV);
 	struct vhca_rmsg msg;
@@ -69,7 +69,7 @@ static int vhca_resp_take_wqe(struct vhca_qp *qp)
  * receive WQE, unless the one a dropped message left is still held (the
  * IBA lets UC reuse it).  Returns false to drop the message.
  */
-static bool vhca_resp_start(struct vhca_qp *qp, const struct vhca_conn_msg *m,
+static bool vhca_resp_start(struct vhca_qp *qp, const struct vhca_resp_msg *m,
 			    bool write)
 {
 	struct vhca_resp *r = &qp->resp;
@@ -94,7 +94,7 @@ static bool vhca_resp_start(struct vhca_qp *qp, const struct vhca_conn_msg *m,
  * looked up again for each packet.  Returns an IB_WC_* status.
  */
 static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
-			   const struct vhca_conn_msg *m)
+			   const struct vhca_resp_msg *m)
 {
 	struct vhca_resp *r = &qp->resp;
 	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
@@ -416,7 +416,7 @@ void vhca_resp_rd_drain(struct vhca_qp *qp)
  * was answered.
  */
 static bool vhca_resp_read_again(struct vhca_qp *qp,
-				 const struct vhca_conn_msg *m)
+				 const struct vhca_resp_msg *m)
 {
 	struct vhca_resp *r = &qp->resp;
 	struct vhca_rd_resp *e;
@@ -462,7 +462,7 @@ static unsigned int vhca_resp_rd_pending(const struct vhca_resp *r)
  * Returns a NAK code, or -1 once taken.  Caller holds qp->resp.lock.
  */
 static int vhca_resp_read(struct vhca_dev *vdev, struct vhca_qp *qp,
-			  const struct vhca_conn_msg *m, u32 *npkts)
+			  const struct vhca_resp_msg *m, u32 *npkts)
 {
 	u32 mtu = vhca_qp_mtu(vdev, qp);
 	struct vhca_resp *r = &qp->resp;
@@ -514,7 +514,7 @@ static int vhca_resp_atomic_nak(int err)
 
 /* Execute an atomic request.  Returns a NAK code, or -1 with *@orig. */
 static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
-			    const struct vhca_conn_msg *m, u64 *orig)
+			    const struct vhca_resp_msg *m, u64 *orig)
 {
 	struct vhca_mr *mr;
 
@@ -538,7 +538,7 @@ static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
  * or -1.
  */
 static int vhca_resp_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
-				  const struct vhca_conn_msg *m)
+				  const struct vhca_resp_msg *m)
 {
 	struct vhca_mr *mr;
 	u64 val;
@@ -577,7 +577,7 @@ static void vhca_resp_atomic_ack(struct vhca_dev *vdev, struct vhca_qp *qp,
  * with an ACK of all that was received.
  */
 static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
-				const struct vhca_conn_msg *m)
+				const struct vhca_resp_msg *m)
 {
 	struct vhca_resp *r = &qp->resp;
 	unsigned int i;
@@ -590,7 +590,7 @@ static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return;
 	}
 	if (m->flags & VHCA_PKT_RES) {
-		for (i = 0; i < VHCA_RC_ATOMIC_RES; i++) {
+		for (i = 0; i < VHCA_RESP_ATOMIC_RES; i++) {
 			if (r->atomic[i].valid && r->atomic[i].psn == m->psn &&
 			    r->atomic[i].kind == (m->flags & VHCA_PKT_RES)) {
 				vhca_resp_atomic_ack(vdev, qp, &r->atomic[i]);
@@ -623,7 +623,7 @@ static u8 vhca_resp_nak_code(int status)
  * max_dest_rd_atomic, as rxe's responder does not (nor does rxe's
  * requester count it in max_rd_atomic).  Returns a NAK code, or -1.
  */
-static int vhca_resp_flush(struct vhca_qp *qp, const struct vhca_conn_msg *m)
+static int vhca_resp_flush(struct vhca_qp *qp, const struct vhca_resp_msg *m)
 {
 	int status;
 
@@ -642,7 +642,7 @@ static int vhca_resp_flush(struct vhca_qp *qp, const struct vhca_conn_msg *m)
  * request.  Caller holds qp->resp.lock.
  */
 static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
-			      const struct vhca_conn_msg *m, bool first,
+			      const struct vhca_resp_msg *m, bool first,
 			      bool last, bool imm)
 {
 	bool write = m->flags & VHCA_PKT_WRITE;
@@ -682,7 +682,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 		*res = (struct vhca_atomic_res){
 			.valid = true, .kind = kind, .psn = m->psn, .orig = orig,
 		};
-		r->atomic_next = (r->atomic_next + 1) % VHCA_RC_ATOMIC_RES;
+		r->atomic_next = (r->atomic_next + 1) % VHCA_RESP_ATOMIC_RES;
 		r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;
 		vhca_resp_atomic_ack(vdev, qp, res);
 		return;
@@ -744,7 +744,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
  * for it again.  Caller holds qp->resp.lock.
  */
 static void vhca_resp_rc(struct vhca_dev *vdev, struct vhca_qp *qp,
-			 const struct vhca_conn_msg *m, bool first, bool last,
+			 const struct vhca_resp_msg *m, bool first, bool last,
 			 bool imm)
 {
 	struct vhca_resp *r = &qp->resp;
@@ -781,7 +781,7 @@ static void vhca_resp_rc(struct vhca_dev *vdev, struct vhca_qp *qp,
  * error).  Nothing goes back to the sender.  Softirq context, under
  * rcu_read_lock().
  */
-void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m)
+void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_resp_msg *m)
 {
 	struct vhca_qp *qp = xa_load(&vdev->qp_xa, m->dqpn);
 	bool first, last, write, imm;

@@ -11,7 +11,7 @@
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 
-#include "vhca.h"
+#include "vhca_wire.h"
 
 /*
  * The 40-byte GRH slot of a UD receive, as RoCEv2 puts it there: an IPv6

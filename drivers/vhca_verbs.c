@@ -12,7 +12,7 @@
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/uverbs_named_ioctl.h>
 
-#include "vhca.h"
+#include "vhca_wqe.h"
 
 static int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {

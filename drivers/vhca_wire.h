@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * vhca on the wire: what the netdev side (vhca_net.c), the receive path
- * (vhca_recv.c), the requester (vhca_req.c) and the responder
- * (vhca_resp.c) pass between them.  Included by vhca.h after the objects.
+ * (vhca_recv.c), the requester (vhca_req.c), the completer (vhca_comp.c)
+ * and the responder (vhca_resp.c) pass between them.  The requester and
+ * completer are executors of the engine (vhca_engine.h).
  */
 #ifndef VHCA_WIRE_H
 #define VHCA_WIRE_H
+
+#include "vhca_engine.h"
 
 /* The transport headers of a packet vhca sends. */
 struct vhca_tx_hdr {
@@ -37,7 +40,7 @@ struct vhca_tx_hdr {
 };
 
 /* A UC or RC request packet from the wire, as the responder takes it. */
-struct vhca_conn_msg {
+struct vhca_resp_msg {
 	u8 op;		/* without the class bits */
 	u32 flags;	/* VHCA_PKT_* of its opcode */
 	bool rc;
@@ -118,24 +121,29 @@ static inline u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
 	return ib_mtu_enum_to_int(max(mtu, IB_MTU_256));
 }
 
-/* vhca_req.c: the requester on the wire: RC's go-back-N, and UC */
-/* An RC QP whose peer is on another host: vhca_req.c runs its send ring. */
+/*
+ * An RC QP whose peer is on another host: vhca_comp.c and vhca_req.c run
+ * its send ring.
+ */
 static inline bool vhca_rc_on_wire(const struct vhca_qp *qp)
 {
 	return qp->req.fl && READ_ONCE(qp->dst_dev) == U32_MAX;
 }
 
+/* vhca_req.c: the requester on the wire: RC's go-back-N, and UC */
 int vhca_req_init(struct vhca_qp *qp);
 void vhca_req_destroy(struct vhca_qp *qp);
-void vhca_req_reset(struct vhca_qp *qp);
 enum vhca_sq_stop vhca_req_run(struct vhca_qp *qp, unsigned int *budget);
 int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
 		const struct vhca_swqe *w, struct vhca_seg *sseg,
 		unsigned int ns, u32 len);
-bool vhca_req_response(struct vhca_dev *vdev, struct sk_buff *skb,
-		       const struct vhca_bth *bth, u32 pkt, bool ce);
-bool vhca_req_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
-		  const struct vhca_bth *bth);
+
+/* vhca_comp.c: the completer of RC on the wire */
+bool vhca_comp_run(struct vhca_qp *qp, enum vhca_sq_stop *stop);
+bool vhca_comp_response(struct vhca_dev *vdev, struct sk_buff *skb,
+			const struct vhca_bth *bth, u32 pkt, bool ce);
+bool vhca_comp_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
+		   const struct vhca_bth *bth);
 
 /* vhca_ud.c: a UD datagram from the wire */
 void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
@@ -146,7 +154,7 @@ unsigned int vhca_mcast_qps(struct vhca_dev *vdev, const union ib_gid *mgid,
 			    struct vhca_qp **qps);
 
 /* vhca_resp.c: the responder of UC and RC on the wire */
-void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_conn_msg *m);
+void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_resp_msg *m);
 void vhca_resp_rd_work(struct work_struct *work);
 void vhca_resp_rd_drain(struct vhca_qp *qp);
 

@@ -11,7 +11,7 @@
 #include <linux/gfp.h>	/* 6.1's fault-inject.h needs bool and gfp_t first */
 #include <linux/fault-inject.h>
 
-#include "vhca.h"
+#include "vhca_wqe.h"
 
 static_assert((int)VHCA_NETWORK_IPV4 == (int)RDMA_NETWORK_IPV4 &&
 	      (int)VHCA_NETWORK_IPV6 == (int)RDMA_NETWORK_IPV6);
@@ -151,19 +151,6 @@ u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w)
 	for (i = 0; i < n; i++)
 		len += w->sge[i].length;
 	return min_t(u64, len, U32_MAX);
-}
-
-/* IB spec table 45: the RNR NAK timer field in microseconds. */
-static const u32 vhca_rnr_usecs[32] = {
-	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
-	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
-	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-};
-
-/* The wait an RNR NAK's (or min_rnr_timer's) 5-bit timer field asks for. */
-unsigned long vhca_rnr_jiffies(u8 timer)
-{
-	return usecs_to_jiffies(vhca_rnr_usecs[timer & 31]);
 }
 
 /* Move @c forward by @n bytes; the caller knows they are there. */
@@ -753,3 +740,63 @@ int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len, u8 type,
 	return IB_WC_SUCCESS;
 }
 #endif
+
+/*
+ * Copy the send WQE at index @idx out of the ring, header and what
+ * follows, into the QP's scratch.  Caller holds qp->lock.
+ */
+struct vhca_swqe *vhca_sq_fetch_at(struct vhca_qp *qp, u32 idx)
+{
+	memcpy(qp->wqe, vhca_uring_slot(&qp->sq, idx),
+	       1U << qp->sq.g.log2_stride);
+	return qp->wqe;
+}
+
+void vhca_sq_advance(struct vhca_qp *qp)
+{
+	qp->sq_cons++;
+	qp->wire_pkt = 0;
+	/* Release: the slot is copied before it is handed back. */
+	smp_store_release(&qp->sq.hdr->consumer, qp->sq_cons);
+}
+
+/**
+ * vhca_sq_retire() - hand the oldest send WQE back, and complete it
+ * @qp: the QP; caller holds qp->lock
+ * @w: the WQE, copied out of its slot (wr_id, opcode and flags are read)
+ * @status: its completion status
+ * @len: the bytes it moved, for the CQE
+ *
+ * The slot is free before the completion is visible: whoever polls the
+ * completion of WR n may post again at once.  The local engine and the
+ * requester on the wire both retire their WQEs here; a WQE that failed
+ * is theirs to act on, with vhca_qp_wqe_failed().
+ *
+ * Return: false if the WQE failed.
+ */
+bool vhca_sq_retire(struct vhca_qp *qp, const struct vhca_swqe *w,
+		    int status, u32 len)
+{
+	vhca_sq_advance(qp);
+	if (vhca_send_signals(qp, w->flags, status))
+		vhca_send_done(qp, w, status, len);
+	return status == IB_WC_SUCCESS;
+}
+
+/**
+ * vhca_sq_producer() - read a send ring's producer, and check it
+ * @qp: the QP; caller holds qp->lock
+ * @sent: the index up to which WQEs are taken already (sq_cons, or further
+ *	for RC on the wire)
+ * @prod: where the producer goes
+ *
+ * Return: false if the process moved it out of the ring's bounds, or back
+ * behind WQEs the engine took: the caller moves the QP to the error state.
+ */
+bool vhca_sq_producer(struct vhca_qp *qp, u32 sent, u32 *prod)
+{
+	/* Acquire pairs with the provider's release of the producer. */
+	*prod = smp_load_acquire(&qp->sq.hdr->producer);
+	return vhca_ring_sane(*prod, qp->sq_cons, qp->sq.g.log2_slots) &&
+	       *prod - qp->sq_cons >= sent - qp->sq_cons;
+}

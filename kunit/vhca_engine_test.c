@@ -7,7 +7,7 @@
 #include <kunit/test.h>
 #include <linux/vmalloc.h>
 
-#include "vhca.h"
+#include "vhca_wqe.h"
 
 struct engine_fixture {
 	struct vhca_dev vdev;

@@ -153,15 +153,21 @@ static inline void vhca_swqe_bind(struct vhca_swqe *w, uint32_t rkey,
 	w->inline_len = 0;
 }
 
-void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod);
-int vhca_sq_kick(struct vhca_qp *qp);
 uint64_t vhca_wr_ops_of(struct ibv_context *context, enum ibv_qp_type type);
 uint64_t vhca_wr_op_bit(unsigned int opcode);
 void vhca_wr_init(struct vhca_qp *qp);
 
+/* ring.c */
 int vhca_mring_map(struct vhca_mring *r, int cmd_fd, uint64_t key,
 		   uint32_t size, uint32_t log2_slots, uint32_t log2_stride,
 		   size_t entry);
+int vhca_ring_doorbell(struct vhca_qp *qp);
+uint32_t vhca_ctrl_after_post(const struct vhca_mring *r);
+void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod);
+int vhca_sq_kick(struct vhca_qp *qp);
+bool vhca_bind_postable(const struct ibv_qp *qp, const struct ibv_mw *mw,
+			enum ibv_mw_type type, uint32_t rkey,
+			const struct ibv_mw_bind_info *b);
 
 /* Bytes of a receive WQE with @max_sge SGEs. */
 static inline size_t vhca_rwqe_bytes(uint32_t max_sge)
@@ -224,9 +230,6 @@ int vhca_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 int vhca_destroy_qp(struct ibv_qp *qp);
 int vhca_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
-bool vhca_bind_postable(const struct ibv_qp *qp, const struct ibv_mw *mw,
-			enum ibv_mw_type type, uint32_t rkey,
-			const struct ibv_mw_bind_info *b);
 int vhca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind);
 int vhca_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,

@@ -194,28 +194,7 @@ int vhca_destroy_qp(struct ibv_qp *ibqp)
  * ibv_post_recv(3): a QP attached to an SRQ has no receive queue of its
  * own, and a QP in RESET takes no receives; both are refused at the first
  * WR.  qp->state is what vhca_modify_qp recorded.
- */
-/* The send doorbell; it fails only when the device is gone. */
-static int vhca_ring_doorbell(struct vhca_qp *qp)
-{
-	if (write(qp->vqp.qp.context->cmd_fd, &qp->db, sizeof(qp->db)) !=
-	    (ssize_t)sizeof(qp->db))
-		return errno;
-	return 0;
-}
-
-/*
- * Storing the producer, then a full barrier, then reading ctrl: the other
- * half of the kernel's store of ctrl, barrier, read of the producer
- * (struct vhca_ring_hdr).  Either side sees the other's store.
- */
-static uint32_t vhca_ctrl_after_post(const struct vhca_mring *r)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return __atomic_load_n(&r->hdr->ctrl, __ATOMIC_RELAXED);
-}
-
-/*
+ *
  * No system call, except on a QP the kernel has put in the error state
  * (VHCA_RQ_FLUSH): there the doorbell has the WQEs flushed, as the verbs
  * require.
@@ -275,21 +254,6 @@ int vhca_destroy_ah(struct ibv_ah *ah)
 {
 	free(container_of(ah, struct vhca_ah, ibah));
 	return 0;
-}
-
-/*
- * Whether a bind may be posted on @qp: @mw is a window of @type in its PD,
- * @rkey one of @mw's keys, and the MR, if any, in the same PD.  Which MR
- * and range it may name, and whether the window is free, the kernel
- * decides when the WQE runs.
- */
-bool vhca_bind_postable(const struct ibv_qp *qp, const struct ibv_mw *mw,
-			enum ibv_mw_type type, uint32_t rkey,
-			const struct ibv_mw_bind_info *b)
-{
-	return mw && mw->type == type && mw->pd == qp->pd &&
-	       !((rkey ^ mw->rkey) >> 8) &&
-	       (!b->length || (b->mr && b->mr->pd == mw->pd));
 }
 
 static int vhca_check_send(const struct vhca_qp *qp,
@@ -415,27 +379,6 @@ static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr,
 		w->sge[i].length = wr->sg_list[i].length;
 		w->sge[i].lkey = wr->sg_list[i].lkey;
 	}
-}
-
-/*
- * Make the WQEs up to @prod visible to the engine; caller holds sq_lock.
- * Release: the WQEs are written before the index that shows them.
- */
-void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod)
-{
-	qp->sq.idx = prod;
-	__atomic_store_n(&qp->sq.hdr->producer, prod, __ATOMIC_RELEASE);
-}
-
-/*
- * After WQEs were published: ring the doorbell, unless the engine owns the
- * ring and will see them itself.  Returns 0 or the doorbell's errno.
- */
-int vhca_sq_kick(struct vhca_qp *qp)
-{
-	if (qp->ring_ctrl && (vhca_ctrl_after_post(&qp->sq) & VHCA_SQ_ACTIVE))
-		return 0;
-	return vhca_ring_doorbell(qp);
 }
 
 /*

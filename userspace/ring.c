@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* Mapping the kernel's rings. */
+/*
+ * The kernel's rings: mapping them, and what posting to a send ring
+ * shares between ibv_post_send() (qp.c) and ibv_wr_*() (wr.c):
+ * publishing the producer, the doorbell, the check of a window bind.
+ */
 #include <errno.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "provider.h"
 
@@ -103,4 +108,60 @@ void vhca_mring_reset(struct vhca_mring *r, pthread_spinlock_t *lock)
 	r->idx = 0;
 	__atomic_store_n(&r->hdr->producer, 0, __ATOMIC_RELEASE);
 	pthread_spin_unlock(lock);
+}
+
+/* The send doorbell; it fails only when the device is gone. */
+int vhca_ring_doorbell(struct vhca_qp *qp)
+{
+	if (write(qp->vqp.qp.context->cmd_fd, &qp->db, sizeof(qp->db)) !=
+	    (ssize_t)sizeof(qp->db))
+		return errno;
+	return 0;
+}
+
+/*
+ * Storing the producer, then a full barrier, then reading ctrl: the other
+ * half of the kernel's store of ctrl, barrier, read of the producer
+ * (struct vhca_ring_hdr).  Either side sees the other's store.
+ */
+uint32_t vhca_ctrl_after_post(const struct vhca_mring *r)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&r->hdr->ctrl, __ATOMIC_RELAXED);
+}
+
+/*
+ * Make the WQEs up to @prod visible to the engine; caller holds sq_lock.
+ * Release: the WQEs are written before the index that shows them.
+ */
+void vhca_sq_publish(struct vhca_qp *qp, uint32_t prod)
+{
+	qp->sq.idx = prod;
+	__atomic_store_n(&qp->sq.hdr->producer, prod, __ATOMIC_RELEASE);
+}
+
+/*
+ * After WQEs were published: ring the doorbell, unless the engine owns the
+ * ring and will see them itself.  Returns 0 or the doorbell's errno.
+ */
+int vhca_sq_kick(struct vhca_qp *qp)
+{
+	if (qp->ring_ctrl && (vhca_ctrl_after_post(&qp->sq) & VHCA_SQ_ACTIVE))
+		return 0;
+	return vhca_ring_doorbell(qp);
+}
+
+/*
+ * Whether a bind may be posted on @qp: @mw is a window of @type in its PD,
+ * @rkey one of @mw's keys, and the MR, if any, in the same PD.  Which MR
+ * and range it may name, and whether the window is free, the kernel
+ * decides when the WQE runs.
+ */
+bool vhca_bind_postable(const struct ibv_qp *qp, const struct ibv_mw *mw,
+			enum ibv_mw_type type, uint32_t rkey,
+			const struct ibv_mw_bind_info *b)
+{
+	return mw && mw->type == type && mw->pd == qp->pd &&
+	       !((rkey ^ mw->rkey) >> 8) &&
+	       (!b->length || (b->mr && b->mr->pd == mw->pd));
 }

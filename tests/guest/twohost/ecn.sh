@@ -77,7 +77,7 @@ ecn_vhca_b() {
 
 	# A CNP halves the window of the RC QP it names (RoCEv2 congestion
 	# control: DCQCN cuts a rate, vhca the packets in flight); one within
-	# VHCA_RC_CUT_GAP of the last does nothing, so the second comes
+	# VHCA_REQ_CUT_GAP of the last does nothing, so the second comes
 	# later.  The QP is idle: no ACK grows the window back between the
 	# readings.
 	local pid q w k
