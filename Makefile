@@ -81,16 +81,16 @@ RING_TESTS := $(B)/tests/hostile $(B)/tests/isolation $(B)/tests/scenfuzz
 $(RING_TESTS): TEST_CFLAGS += -Iuapi -Iuserspace -pthread
 $(RING_TESTS): $(PROV_HDRS)
 
-$(B)/tests/%: tests/guest/%.c tests/guest/testlib.h
+$(B)/tests/%: tests/guest/%.c tests/guest/lib/testlib.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lrdmacm -libverbs
 
-$(UCX_TESTS): tests/guest/ucxcheck.c tests/guest/testlib.h
+$(UCX_TESTS): tests/guest/ucxcheck.c tests/guest/lib/testlib.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lucp -lucs
 
 # the ring fuzzer reaches the provider's ring mappings (userspace/provider.h)
-$(B)/tests/ringfuzz: tests/guest/ringfuzz.c tests/guest/testlib.h $(PROV_HDRS)
+$(B)/tests/ringfuzz: tests/guest/ringfuzz.c tests/guest/lib/testlib.h $(PROV_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -Iuapi -Iuserspace -o $@ $< -libverbs
 

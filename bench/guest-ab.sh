@@ -24,7 +24,7 @@ else
 	. bench/link.sh
 fi
 . bench/measure.sh
-. tests/guest/lib.sh	# codel
+. tests/guest/lib/lib.sh	# codel
 modprobe vhca && rmmod vhca	# its dependencies stay loaded
 dev=vhca0
 if [ "$me" = 2 ] && [ "${RXE_CLIENT:-}" = 1 ]; then

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Runs in the guest (bench/run.sh --clients boots it).  The clients of
-# tests/guest/clients-lib.sh on vhca0 and then on rxe0, one device loaded
+# tests/guest/lib/clients.sh on vhca0 and then on rxe0, one device loaded
 # at a time (both want UDP 4791), server and client on the one device;
 # prints "RESULT <dev> <metric> <value>" lines, "n/a" where a run failed.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 FI_CHECK=	# fi_pingpong's byte-by-byte check would be what is measured
-. tests/guest/clients-lib.sh
+. tests/guest/lib/clients.sh
 
 ip link set eth0 up
 ip addr add "$A/24" dev eth0

@@ -13,7 +13,7 @@
 # runs once a round as each of build/ab/A.ko, B.ko ... (in that order,
 # then the reverse), and its lines say vhca0-A, vhca0-B ...: builds
 # compared in one boot.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 
 A=10.76.0.1
 NQN=vhca-bench

@@ -66,7 +66,7 @@ host_clock() {
 # Its stderr comes before its buffered stdout, so a message can stand
 # before the banner; and a failed estimate of the CPU clock, which a busy
 # host causes in either stack, is said as such.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 errors() {
 	local log=/tmp/bench-failed msg
 	cat >"$log"

@@ -9,7 +9,7 @@
 #                         vhca/rxe ratios and the guest's memcpy bandwidth
 #                         as the ceiling
 #   bench/run.sh --clients  one guest boot runs what users run over RDMA
-#                         (tests/guest/clients-lib.sh: libfabric, UCX,
+#                         (tests/guest/lib/clients.sh: libfabric, UCX,
 #                         NFS over RDMA, SRP) on vhca0 and then on rxe0,
 #                         one table with vhca/rxe ratios
 #   bench/run.sh --nvme   one guest boot: NVMe-oF (nvmet on null_blk)

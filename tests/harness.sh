@@ -9,7 +9,7 @@
 # (tests/kmod/vhca_fault_test.c) each fail the run.
 set -u
 cd "$(dirname "$0")/.."
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 
 if [ "${1:-}" = debug ]; then
 	tap_plan 4

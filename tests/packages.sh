@@ -29,7 +29,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . tools/lib.sh
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 
 step=${1:-} group=${2:-}
 case $group in

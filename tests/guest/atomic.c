@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define PAGE 4096
 #define BUF (2 * PAGE)

@@ -10,8 +10,8 @@
 # ib_srpt, the ib_srp initiator through the RDMA CM, 16 MiB written and
 # read back with direct I/O).
 # Server and client share the device: the RDMA CM loops them back.
-. tests/guest/lib.sh
-. tests/guest/clients-lib.sh
+. tests/guest/lib/lib.sh
+. tests/guest/lib/clients.sh
 tap_plan 30
 
 ip link set eth0 up

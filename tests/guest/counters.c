@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define N	10	/* datagrams per case */
 /* the responses a QP's work may have waiting: the admin guide's figure */

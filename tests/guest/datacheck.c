@@ -77,7 +77,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define BIG_PKTS 4096		/* what -b checks: far beyond one run's share */
 #define RNR_MS 500		/* -R: how late the receives come */

@@ -5,7 +5,7 @@
 # ibv_devices/ibv_devinfo through the provider, GIDs, P_Key, the sysfs
 # parent, the port following the netdev (admin state, carrier, MTU) with its
 # async events, netdev removal, two links, and rmmod with links present.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 552
 
 ib=/sys/class/infiniband

@@ -4,7 +4,7 @@
 # one guest.  The examples' -c is a spot check (spot_ok in lib.sh); the
 # data checks are datacheck's, at the end.  ib_send_bw's CQ moderation is what caught the engine
 # completing a send before freeing its slot.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 26
 
 vhca0_up

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 /* No verb here makes this many allocations: reaching it is a failure. */
 #define MAX_NTH		400

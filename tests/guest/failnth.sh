@@ -10,7 +10,7 @@
 # without, the fault-injection checks fail, they are not skipped.
 #
 #   bash tests/guest/failnth.sh
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 # the plan: 2 fault attributes, the link and its GID, failnth's 24 checks
 # and its status, 7 of the corrupt_copy fault point, the link's and the
 # module's removal

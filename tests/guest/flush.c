@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #if VHCA_RDMA_CORE >= 56
 

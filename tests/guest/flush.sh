@@ -7,7 +7,7 @@
 # and rxe0 on its peer veth0, as in steer.sh: each binds UDP 4791 in its
 # own namespace.  The devices are shared between namespaces, so the test
 # opens both from here.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 62
 
 in_c1() { ip netns exec c1 "$@"; }

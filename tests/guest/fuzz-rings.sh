@@ -16,7 +16,7 @@
 # --seed N --count M --trace to replay a run.  RINGFUZZ_TRACE=N keeps the
 # last N lines of the trace (stderr) in the log; RINGFUZZ_TRACE=all keeps
 # all of it, as it is written (for a run that hangs the guest).
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 
 # the plan: 3 checks of the set-up, ringfuzz's 13 and its status, 2 at
 # the end; the known defects' 17 when the fuzz runs as CI runs it; and

@@ -44,7 +44,7 @@
 #
 # guest.sh fails the run (status 2) on an Oops, BUG or WARNING in either
 # guest's dmesg; a checks its own dmesg too, to say so in TAP.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 
 case ${VHCA_GUEST:-} in
 a) me=1 peer=2 ;;

@@ -21,7 +21,7 @@
 #include <infiniband/verbs.h>
 
 #include "provider.h"
-#include "testlib.h"
+#include "lib/testlib.h"
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;

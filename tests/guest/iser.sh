@@ -5,7 +5,7 @@
 # initiator logs in over iSER, data goes both ways and is read back, and it
 # logs out: RDMA CM, fast registration, SEND_WITH_INV and the target's
 # RDMA READ/WRITE, from a second kernel ULP.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 10
 . tests/guest/iscsi.sh
 

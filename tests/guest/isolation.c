@@ -22,7 +22,7 @@
 #include <infiniband/verbs.h>
 
 #include "provider.h"
-#include "testlib.h"
+#include "lib/testlib.h"
 
 static struct ibv_context *ctx;
 static const char *dev_name;

@@ -8,7 +8,7 @@
 # LOCAL_INV, SEND_WITH_INV) and RDMA READ/WRITE issued by the target.  fio
 # is killed with SIGKILL with I/O in flight, and the device is torn down
 # under I/O twice: by `rdma link del`, then by `rmmod vhca`.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 74
 . tests/guest/nvme.sh
 

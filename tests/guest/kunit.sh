@@ -8,7 +8,7 @@
 # a "# SKIP", never a pass.
 #
 #   bash tests/guest/kunit.sh
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 
 ko=build/debug/tests/kunit/vhca.ko
 # what kunit/*.c declares: a line for each case, and seven checks

@@ -7,7 +7,7 @@
 # SRQs, data checked, on vhca0 in one guest; with rdma-core 56, FLUSH
 # through the engine and on a wire with rxe (flush.sh).  The full versions of these
 # run on the primary system (examples.sh, kulp.sh).
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 . tests/guest/nvme.sh
 tap_plan 130
 

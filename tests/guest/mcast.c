@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define QKEY 0x1234567
 #define LEN 256

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t len,
 			  int access, int *err)

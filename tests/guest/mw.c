@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define BUF 65536
 #define WIN_OFF 4096	/* the window covers [buf + WIN_OFF, + WIN_LEN) */

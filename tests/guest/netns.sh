@@ -10,13 +10,13 @@
 # across the veth: UD, UC and RC traffic must cross it (vy0 counts it),
 # never be handed to vhcay or vhcaz by the engine.  Then `rdma system set
 # netns exclusive`: a device moved to a namespace is seen there only.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 27
 
 in_ns() { local n=$1; shift; ip netns exec "$n" "$@"; }
 rx() { in_ns "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
 # ns_gid_of NS DEV A.B.C.D: gid_of as a process in NS sees DEV
-ns_gid_of() { in_ns "$1" bash -c ". tests/guest/lib.sh >/dev/null; gid_of $2 $3"; }
+ns_gid_of() { in_ns "$1" bash -c ". tests/guest/lib/lib.sh >/dev/null; gid_of $2 $3"; }
 
 # topology: the namespaces, veths and addresses of the picture above
 topology() {

@@ -7,7 +7,7 @@
 # and signed with its key; the provider is the package's, built for the
 # rdma-core release this system has; the demo's steps and an RC ping-pong
 # run through both.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 14
 
 kver=$(uname -r)

@@ -19,7 +19,7 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define PORT "7471"
 #define MSG 64

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;

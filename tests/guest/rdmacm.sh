@@ -4,7 +4,7 @@
 # layer, ib_cm and rdma_cm talk through vhca's GSI QP (QPN 1, a kernel QP on
 # the same rings as everyone's), then the programs' own QPs carry the data.
 # Both address families, since RoCEv2 GIDs are IPv4-mapped or IPv6.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 38
 
 A4=10.76.0.1 A6=fd00:76::1

@@ -48,7 +48,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 #include "provider.h"
 
 #define BUFSZ		(256 << 10)

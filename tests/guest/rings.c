@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 
 static struct ibv_srq *srq_create(struct ibv_pd *pd, uint32_t wr, uint32_t sge,

@@ -14,7 +14,7 @@
 #
 # CI runs 4 processes x 20 scenarios on the debug kernel (150 each on
 # Debian's kernel without it) and checks that every one ran.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 
 tap_plan 9
 count=${1:-${SCENFUZZ_COUNT:-150}}

@@ -25,7 +25,7 @@
 #include <infiniband/verbs.h>
 
 #include "provider.h"
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define SLOTS		8	/* processes on the board */
 #define PER_SLOT	16	/* QPs and keys each posts */

@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define BUF (64 << 10)
 

@@ -13,7 +13,7 @@
 # netdev works on the wire, one on rxe's netdev is refused, and one that
 # is not steered is refused while rxe holds UDP 4791, and holds it itself
 # otherwise.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 35
 
 in_c1() { ip netns exec c1 "$@"; }

@@ -4,7 +4,7 @@
 # between them stays in the engine (the AV's DGID names the device), for
 # rdma-core's examples, perftest and the RDMA CM.  Then each device goes
 # away with a connection to the other open.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 tap_plan 29
 
 ip link add veth0 type veth peer name veth1

@@ -20,7 +20,7 @@
 # step that needs both ends to finish together ends with tell/hear.  Each
 # state a step puts eth1 in (jumbo frames, a qdisc, an nftables rule) is
 # undone in the same step.
-. tests/guest/lib.sh
+. tests/guest/lib/lib.sh
 . tests/guest/nvme.sh
 . tests/guest/iscsi.sh
 

@@ -3,7 +3,7 @@
  * ucxcheck: data carried by UCX between two processes, every byte checked.
  * ucx_perftest measures and never looks at what arrived; this does.  The
  * transports and device are UCX's choice from the environment (UCX_TLS,
- * UCX_NET_DEVICES: tests/guest/clients-lib.sh's ucx_env).
+ * UCX_NET_DEVICES: tests/guest/lib/clients.sh's ucx_env).
  *
  * Tagged messages go both ways at sizes that take each of UCP's protocols
  * (short, eager copy, eager zero-copy, rendezvous), then the client PUTs
@@ -25,7 +25,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <ucp/api/ucp.h>
-#include "testlib.h"
+#include "lib/testlib.h"
 
 /* the mapped region PUT and GET reach: room for the largest size and an
  * offset that is not a multiple of a word */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 #define QKEY 0x11111111
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
-#include "testlib.h"
+#include "lib/testlib.h"
 
 
 int main(int argc, char **argv)

@@ -4,7 +4,7 @@
 # contract with libibverbs.  Prints TAP.
 set -u
 cd "$(dirname "$0")/../.."
-. tests/guest/lib.sh	# the TAP helpers are not guest specific
+. tests/guest/lib/lib.sh	# the TAP helpers are not guest specific
 tap_plan 43
 
 build/tests/abi_test >/tmp/vhca-abi.tap 2>&1

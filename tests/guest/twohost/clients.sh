@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # shellcheck shell=bash
 # tests/guest/twohost.sh, what real users run over RDMA on the wire (see
-# tests/guest/clients-lib.sh): libfabric's fi_pingpong, UCX
+# tests/guest/lib/clients.sh): libfabric's fi_pingpong, UCX
 # (build/tests/ucxcheck: rc_verbs with ud_verbs for wire-up, and ud_verbs
 # alone)
 # and NFS over RDMA (NFSv4.2 and NFSv3), vhca to vhca, then vhca with rxe
@@ -11,7 +11,7 @@
 # clients_PHASE_b in guest b, in step; PHASE is vhca (b on vhca0) or rxe
 # (b on rxe0).  Servers serve one client and exit; clients retry until
 # their server is up.
-. tests/guest/clients-lib.sh
+. tests/guest/lib/clients.sh
 
 # servers DEV WHAT: fi_pingpong's, ucx_perftest's and nfsd, on DEV, for
 # one visit of the peer's clients
