@@ -45,12 +45,8 @@
 # guest.sh fails the run (status 2) on an Oops, BUG or WARNING in either
 # guest's dmesg; a checks its own dmesg too, to say so in TAP.
 . tests/guest/lib/lib.sh
+. tests/guest/lib/twohost.sh
 
-case ${VHCA_GUEST:-} in
-a) me=1 peer=2 ;;
-b) me=2 peer=1 ;;
-*) echo "VHCA_GUEST must be a or b"; exit 2 ;;
-esac
 A=10.76.1.1
 PHASES=${FUZZ_PHASES:-all}
 case $PHASES in all|fuzz|checks) ;; *) echo "FUZZ_PHASES: all, fuzz or checks"; exit 2 ;; esac
@@ -67,24 +63,9 @@ esac
 [ "$PHASES" != fuzz ] || fixed_checks=0
 tap_plan $((8 + fuzz_checks + fixed_checks))
 
-ip link set eth1 up
-ip addr add 10.76.1.$me/24 dev eth1
-check "guest $VHCA_GUEST: eth1 has carrier" \
-	wait_for 10 grep -q 1 /sys/class/net/eth1/carrier
-check "guest $VHCA_GUEST: rdma link add vhca0 on eth1" \
-	rdma link add vhca0 type vhca netdev eth1
-# v4gid DEV: the index of DEV's GID of this guest's eth1 address
-v4gid() { gid_of "$1" "10.76.1.$me"; }
-has_v4gid() { [ -n "$(v4gid "$1")" ]; }
-check "guest $VHCA_GUEST: its IPv4 address is a GID" wait_for 10 has_v4gid vhca0
-check "guest $VHCA_GUEST: the peer answers over the shared link" \
-	wait_for 90 ping -c 1 -W 1 10.76.1.$peer
+eth1_vhca0
+peer_up
 
-# stat NAME: a counter of vhca0 as `rdma statistic` shows it
-stat() {
-	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
-		grep -A1 -x "$1" | tail -n 1
-}
 # snap ARRAY: every counter of vhca0 into the associative ARRAY, from one
 # `rdma statistic` ("link vhca0/1 NAME VALUE NAME VALUE ..."): on the debug
 # kernel each call takes seconds, and the peer waits for them
@@ -97,11 +78,8 @@ snap() {
 		into[${w[i]}]=${w[i + 1]}
 	done
 }
-# tell ADDR WORDS, hear: one guest says a step is over (with words) and
-# the other waits for it and prints them
-tell() { wait_for 120 bash -c "echo '$2' >/dev/tcp/$1/7000"; }
-hear() { timeout "${1:-900}" busybox nc -l -p 7000; }
-heard() { hear | grep -qx "$1"; }
+# a guest waits up to 900 s for the other's word (lib/twohost.sh's hear)
+HEAR_TIME=900
 # pp PROG PORT ITERS [SERVER]: a data-checked ping-pong of 10000-byte
 # messages in 1024-byte packets, sleeping on completion events, for at
 # most T seconds (300)
@@ -245,7 +223,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		protect="$(qpn_of rping),$(qpn_of ibv_uc_pingpong)"
 		echo "# protected (data-checked) QPNs: $protect"
 		check "guest a: tell b which QPs are data-checked" tell 10.76.1.2 "$protect"
-		check "guest a: b says the fuzz is over" heard fuzz-done
+		check "guest a: b says the fuzz is over" hear fuzz-done
 		wait $rc_pid
 		r=$?
 		check "guest a: RC rping server under the fuzz: data intact or a completion error" \
@@ -286,7 +264,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		T=150
 		for x in "uc 18530 spoof-uc" "rc 18531 spoof-rc" "uc 18532 control"; do
 			set -- $x
-			heard "go-$3"
+			hear "go-$3"
 			pp "ibv_$1_pingpong" "$2" 1000 >"/tmp/$3.log" 2>&1
 			echo $? >"/tmp/$3.rc"
 		done
@@ -303,7 +281,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		modprobe -a sch_prio cls_u32 act_gact
 		for x in "18536 lost-send-control: a SEND that never left fails with RETRY_EXC_ERR" \
 			 "18535 lost-send: a SEND that never left fails with RETRY_EXC_ERR, forged READ responses ahead of its PSN notwithstanding"; do
-			heard "go-${x%% *}"
+			hear "go-${x%% *}"
 			tc qdisc add dev eth1 root handle 1: prio &&
 				tc filter add dev eth1 parent 1: protocol ip prio 1 \
 					u32 match ip protocol 17 0xff \
@@ -319,14 +297,14 @@ if [ "$VHCA_GUEST" = a ]; then
 		done
 
 		# 3. the READ flood's server: b stops its client and floods
-		heard go-flood
+		hear go-flood
 		sent0=$(stat sent_pkts) drop0=$(stat send_dropped)
 		PT_SLACK=400 pt ib_read_bw 18540 30 -s 1048576 -t 4 >/tmp/flood.log 2>&1
 		echo "# READ flood: vhca0 sent $(($(stat sent_pkts) - sent0)) packets, send_dropped grew by $(($(stat send_dropped) - drop0))"
 
 	fi
 	# 4. a clean ping-pong after it all
-	heard go-after
+	hear go-after
 	T=120
 	dc 18550 >/tmp/after.log 2>&1
 	check "guest a: a fresh RC connection after the fuzz: datacheck's server, every byte" \
@@ -334,7 +312,7 @@ if [ "$VHCA_GUEST" = a ]; then
 	dc 18551 >/tmp/after-uc.log 2>&1
 	check "guest a: a fresh UC connection after the fuzz: datacheck's server, every byte" \
 		clean /tmp/after-uc.log $?
-	check "guest a: b reports done" heard all-done
+	check "guest a: b reports done" hear all-done
 	check "guest a: no kernel report in dmesg" \
 		bash -c "! dmesg | grep -E '$bad'"
 	dmesg | grep -E -m1 -A40 "$bad" | sed 's/^/#   /'
@@ -346,7 +324,7 @@ else
 		# before b hears: a's word, which it repeats until heard, then
 		# means the servers of both are up
 		wait_listen 18521
-		check "guest b: a says its servers listen" heard servers-up
+		check "guest b: a says its servers listen" hear servers-up
 		T=300 rp_client >/tmp/rc.log 2>&1 &
 		rc_pid=$!
 		T=300 client pp ibv_uc_pingpong 18516 "$PPN" $A >/tmp/uc.log 2>&1 &
@@ -357,7 +335,7 @@ else
 			>/tmp/wruc.log 2>&1 &
 		client pt ib_read_bw 18520 "$D" $A \
 			>/tmp/rd.log 2>&1 &
-		protect=$(hear 300)
+		protect=$(HEAR_TIME=300 hear_word)
 		echo "# a's data-checked QPNs: $protect"
 		check "guest b: heard a's data-checked QPNs" test -n "$protect"
 		python3 tests/guest/pktfuzz.py fuzz --victim $A --peer 10.76.1.2 \
@@ -412,7 +390,7 @@ else
 		spid=$!
 		wait_listen 18536
 		check "guest b: tell a to send into the filter" tell $A go-18536
-		check "guest b: a says its control is over" heard done-18536
+		check "guest b: a says its control is over" hear done-18536
 		kill $spid 2>/dev/null
 		# The blast's rate is what b managed on the debug kernel (about 900
 		# packets a second); from Debian's kernel, ten times that kept a's
@@ -428,7 +406,7 @@ else
 		wait_for 60 grep -q "sniffing on" /tmp/blast.log
 		check "guest b: tell a the forged READ responses are on their way" \
 			tell $A go-18535
-		check "guest b: a says it is over" heard done-18535
+		check "guest b: a says it is over" hear done-18535
 		kill $bpid 2>/dev/null
 		wait $bpid
 		sed 's/^/#   /' /tmp/blast.log

@@ -21,14 +21,9 @@
 # state a step puts eth1 in (jumbo frames, a qdisc, an nftables rule) is
 # undone in the same step.
 . tests/guest/lib/lib.sh
+. tests/guest/lib/twohost.sh
 . tests/guest/nvme.sh
 . tests/guest/iscsi.sh
-
-case ${VHCA_GUEST:-} in
-a) me=1 peer=2 ;;
-b) me=2 peer=1 ;;
-*) echo "VHCA_GUEST must be a or b"; exit 2 ;;
-esac
 
 # TWOHOST_TOPICS picks topics to run (both guests must get the same),
 # for work on one of them; the set-up and the swap to rxe0 always run
@@ -55,27 +50,12 @@ for k in "${!checks_of[@]}"; do
 done
 tap_plan $plan
 
-ip link set eth1 up
-ip addr add 10.76.1.$me/24 dev eth1
-check "guest $VHCA_GUEST: eth1 has carrier" \
-	wait_for 10 grep -q 1 /sys/class/net/eth1/carrier
-check "guest $VHCA_GUEST: rdma link add vhca0 on eth1" \
-	rdma link add vhca0 type vhca netdev eth1
+eth1_vhca0
 check_eq "guest $VHCA_GUEST: rdma link show" \
 	"$(rdma link show vhca0/1 | sed 's/[[:space:]]*$//')" \
 	"link vhca0/1 state ACTIVE physical_state LINK_UP netdev eth1"
-check "guest $VHCA_GUEST: its IPv4 address is a GID" wait_for 10 \
-	grep -sqx "0000:0000:0000:0000:0000:ffff:0a4c:010$me" \
-	/sys/class/infiniband/vhca0/ports/1/gids/0 \
-	/sys/class/infiniband/vhca0/ports/1/gids/1 \
-	/sys/class/infiniband/vhca0/ports/1/gids/2
-check "guest $VHCA_GUEST: the peer answers over the shared link" \
-	wait_for 90 ping -c 1 -W 1 10.76.1.$peer
+peer_up
 
-# v4gid DEV: the index of DEV's GID of this guest's eth1 address
-v4gid() { gid_of "$1" "10.76.1.$me"; }
-# has_v4gid DEV: DEV lists that address (the core adds GIDs from a work item)
-has_v4gid() { [ -n "$(v4gid "$1")" ]; }
 v6gid() {
 	grep -sl "^fe80:" /sys/class/infiniband/"$1"/ports/1/gids/* |
 		head -n 1 | xargs -r basename
@@ -149,11 +129,6 @@ rp() {
 qdisc_drops() {
 	tc -s qdisc show dev eth1 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' |
 		head -n 1
-}
-# stat NAME: a counter of vhca0 as `rdma statistic` shows it
-stat() {
-	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
-		grep -A1 -x "$1" | tail -n 1
 }
 # few_resends SENT0 RESENT0: since sent_pkts and retrans_pkts read SENT0
 # and RESENT0, vhca0 sent fewer than 2% of its packets again
@@ -244,13 +219,6 @@ $(rdma statistic show link vhca0/1 2>/dev/null)"
 		sleep 0.2
 	done
 }
-# tell ADDR WORD, hear WORD: one guest says a step is over and the other
-# waits for it; both go on whatever the step's result, so they stay in step
-tell() { wait_for 120 bash -c "echo $2 >/dev/tcp/$1/7000"; }
-hear() { timeout 600 busybox nc -l -p 7000 | grep -qx "$1"; }
-# hear_word: the next word the other guest tells, whatever it is
-hear_word() { timeout 600 busybox nc -l -p 7000 | head -n 1; }
-
 . tests/guest/twohost/interop.sh
 . tests/guest/twohost/lossy.sh
 . tests/guest/twohost/ulp.sh
