@@ -176,6 +176,30 @@ delivered() {
 	echo "exit status $2"
 	grep -q "invalid data" "$1" || [ "$2" != 0 ]
 }
+# under_fuzz END NOTE OTHER...: this guest's END (server or client) of
+# the data-checked RC rping ($rc_pid) and of the UC ping-pong ($uc_pid)
+# came through the fuzz (2 checks, NOTE added to the first's name); then,
+# once every program in the background has ended, what their logs and
+# each OTHER's (/tmp/OTHER.log) say of errors
+under_fuzz() {
+	local end=$1 note=$2 r f
+	shift 2
+	wait "$rc_pid"
+	r=$?
+	check "guest $VHCA_GUEST: RC rping $end under the fuzz$note: data intact or a completion error" \
+		rp_intact /tmp/rc.log $r
+	wait "$uc_pid"
+	r=$?
+	check "guest $VHCA_GUEST: UC ping-pong $end under the fuzz: no bad page seen by -c (a spot check), a completion error or a lost message" \
+		intact /tmp/uc.log $r uc
+	wait
+	for f in rc uc; do
+		echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data\|mismatch\|failed status\|DISCONNECT' /tmp/$f.log)"
+	done
+	for f; do
+		echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' "/tmp/$f.log")"
+	done
+}
 qpn_of() {
 	rdma res show qp link vhca0/1 | awk -v comm="$1" '
 		$0 ~ "comm " comm "( |$)" && / state RTS/ {
@@ -224,21 +248,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		echo "# protected (data-checked) QPNs: $protect"
 		check "guest a: tell b which QPs are data-checked" tell 10.76.1.2 "$protect"
 		check "guest a: b says the fuzz is over" hear fuzz-done
-		wait $rc_pid
-		r=$?
-		check "guest a: RC rping server under the fuzz: data intact or a completion error" \
-			rp_intact /tmp/rc.log $r
-		wait $uc_pid
-		r=$?
-		check "guest a: UC ping-pong server under the fuzz: no bad page seen by -c (a spot check), a completion error or a lost message" \
-			intact /tmp/uc.log $r uc
-		wait
-		for f in ud wruc rd rdc; do
-			echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' /tmp/$f.log)"
-		done
-		for f in rc uc; do
-			echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data\|mismatch\|failed status\|DISCONNECT' /tmp/$f.log)"
-		done
+		under_fuzz server "" ud wruc rd rdc
 		snap after
 		for c in $more rcvd_pkts sent_pkts; do
 			echo "# $c: ${before[$c]} -> ${after[$c]}"
@@ -344,21 +354,7 @@ else
 		r=$?
 		sed 's/^/#   /' /tmp/fuzz.log
 		check_eq "guest b: pktfuzz sent its packets (at least $COUNT)" "$r" 0
-		wait $rc_pid
-		r=$?
-		check "guest b: RC rping client under the fuzz (every byte checked): data intact or a completion error" \
-			rp_intact /tmp/rc.log $r
-		wait $uc_pid
-		r=$?
-		check "guest b: UC ping-pong client under the fuzz: no bad page seen by -c (a spot check), a completion error or a lost message" \
-			intact /tmp/uc.log $r uc
-		wait
-		for f in rc uc; do
-			echo "# $f: $(grep -m2 'iters in\|Failed status\|invalid data\|mismatch\|failed status\|DISCONNECT' /tmp/$f.log)"
-		done
-		for f in ud wruc rd rds; do
-			echo "# $f: $(grep -m1 'Failed status\|Completion with error\|Couldn\|rror' /tmp/$f.log)"
-		done
+		under_fuzz client " (every byte checked)" ud wruc rd rds
 		check "guest b: tell a the fuzz is done" tell $A fuzz-done
 
 	fi
