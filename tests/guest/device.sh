@@ -220,10 +220,9 @@ check "rdma_rxe loads while vhca0 is on eth0 (UDP 4791 is free)" \
 	modprobe rdma_rxe
 rdma link del vhca0
 if rdma link add rxe0 type rxe netdev eth0; then
-	check "vhca0 on rxe0's netdev is refused: EBUSY" \
-		refused "Device or resource busy" rdma link add vhca0 type vhca netdev eth0
-	check "the kernel log says why" \
-		bash -c 'dmesg | grep -q "vhca: rxe0 does RoCE on this netdev already"'
+	link_refused "vhca0 on rxe0's netdev is refused: EBUSY" \
+		"Device or resource busy" \
+		"vhca: rxe0 does RoCE on this netdev already" vhca0 eth0
 	check "and no vhca0 is left behind" gone vhca0
 	check "vhca0 on another netdev beside rxe0" \
 		rdma link add vhca0 type vhca netdev xv0
@@ -334,15 +333,11 @@ check "a taken device name is refused" \
 	bash -c '! rdma link add vhca0 type vhca netdev veth1'
 check "veth1 stays free for a link of its own" \
 	bash -c 'rdma link add vhca8 type vhca netdev veth1 && rdma link del vhca8' 
-check "a non-Ethernet netdev (lo) is refused: EINVAL" \
-	refused "Invalid argument" rdma link add vhcalo type vhca netdev lo
-check "the kernel log says why" \
-	bash -c 'dmesg | grep -q "lo: vhca: not an Ethernet device"'
+link_refused "a non-Ethernet netdev (lo) is refused: EINVAL" \
+	"Invalid argument" "lo: vhca: not an Ethernet device" vhcalo lo
 ip link add link veth1 name veth1.5 type vlan id 5
-check "a VLAN is refused: EINVAL" \
-	refused "Invalid argument" rdma link add vhcav type vhca netdev veth1.5
-check "the kernel log says why" \
-	bash -c 'dmesg | grep -q "veth1.5: vhca: use the VLAN.s real device"'
+link_refused "a VLAN is refused: EINVAL" "Invalid argument" \
+	"veth1.5: vhca: use the VLAN.s real device" vhcav veth1.5
 ip link del veth1.5
 check "a missing netdev is refused" \
 	bash -c '! rdma link add vhcax type vhca netdev nosuchdev'

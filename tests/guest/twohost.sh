@@ -146,12 +146,6 @@ loss_counters() {
 }
 # grew NAME VALUE: counter NAME is above VALUE now
 grew() { [ "$(stat "$1")" -gt "$2" ]; }
-# udp_in [NS]: the datagrams the IP stack's UDP has delivered in namespace
-# NS (default: the initial one), vhca's and rxe's sockets' among them
-udp_in() {
-	${1:+ip netns exec "$1"} cat /proc/net/snmp |
-		awk '/^Udp:/ { if (n++) print $2 }'
-}
 # rx_udp RCVD0 UDP0 [NS]: the caller's rcvd and udp become what vhca0
 # received and what UDP delivered in NS since rcvd_pkts and udp_in NS
 # read RCVD0 and UDP0

@@ -173,6 +173,25 @@ refused() {
 	grep -qF "error: $want" <<<"$out"
 }
 
+# udp_in [NS]: the datagrams the IP stack's UDP has delivered in namespace
+# NS (default: the initial one), vhca's and rxe's sockets' among them
+udp_in() {
+	${1:+ip netns exec "$1"} cat /proc/net/snmp |
+		awk '/^Udp:/ { if (n++) print $2 }'
+}
+
+# link_refused WHAT ERRNO_TEXT WHY DEV NETDEV: `rdma link add DEV type vhca
+# netdev NETDEV` fails with ERRNO_TEXT (as refused), and the kernel log
+# says why: a line matches WHY, a grep pattern (2 checks, WHAT and "the
+# kernel log says why")
+link_refused() {
+	check "$1" refused "$2" rdma link add "$4" type vhca netdev "$5"
+	check "the kernel log says why" in_dmesg "$3"
+}
+
+# in_dmesg PATTERN: a line of the kernel log matches PATTERN (grep)
+in_dmesg() { dmesg | grep -q "$1"; }
+
 # spot_ok LOG...: rdma-core's ibv_*_pingpong -c compares the first byte of
 # each page of a received buffer, prints "invalid data in page N" for a
 # mismatch and still exits 0: a spot check, which this makes count.  The
