@@ -318,40 +318,47 @@ if [ "$debug" = 1 ]; then
 	[ "$debug_ok" = 1 ] || tail -n 40 "$logs/debug-kernel.log" | sed 's/^/#   /'
 fi
 
-debug_suites=(guest-kulp-debug guest-failnth-debug guest-kunit-debug
-	guest-harness-debug guest-device-debug guest-fuzz-rings-debug
-	guest-iser-debug guest-scenario-debug guest-fuzz-wire-debug)
+# The debug kernel's suites, in two lanes: each of these guests keeps one
+# CPU busy (KASAN under TCG), and leaves the other idle: two at a time.
+# The device suite and kulp are the longest of these; the short ones go
+# with them so that the lanes are about equal (the run prints each one's
+# time).  Then the wire fuzzer, between two debug guests.
+debug_l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
+	guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
+	guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'"
+	guest-harness-debug "bash tests/harness.sh debug"
+	guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'")
+debug_l2=(guest-device-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/device.sh'"
+	guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
+	guest-scenario-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/scenario.sh 20'")
+# every one of them by name, the lanes' and the wire fuzzer's
+debug_suites=()
+for ((i = 0; i < ${#debug_l1[@]}; i += 2)); do debug_suites+=("${debug_l1[i]}"); done
+for ((i = 0; i < ${#debug_l2[@]}; i += 2)); do debug_suites+=("${debug_l2[i]}"); done
+debug_suites+=(guest-fuzz-wire-debug)
 if [ "$debug" != 1 ]; then
 	echo "# debug kernel: not run (VHCA_DEBUG_KERNEL=0)"
-	# KUnit runs under UML instead, and the fuzzers on Debian's kernel
-	not_run+=(guest-kulp-debug guest-failnth-debug guest-harness-debug
-		guest-device-debug guest-iser-debug)
+	# KUnit runs under UML instead (kunit_uml), and the fuzzers on
+	# Debian's kernel: NAME for NAME-debug; the others do not run
+	for s in "${debug_suites[@]}"; do
+		case ${s%-debug} in
+		guest-kunit|guest-fuzz-rings|guest-scenario|guest-fuzz-wire) ;;
+		*) not_run+=("$s") ;;
+		esac
+	done
 	tap guest-fuzz-rings tools/guest.sh 'bash tests/guest/fuzz-rings.sh'
 	tap guest-scenario tools/guest.sh 'bash tests/guest/scenario.sh'
 	tap guest-fuzz-wire tools/guest.sh --timeout 1500 \
 		--peer 'bash tests/guest/fuzz-wire.sh' 'bash tests/guest/fuzz-wire.sh'
 elif [ "$debug_ok" = 1 ]; then
-	# Each of these guests keeps one CPU busy (KASAN under TCG), and
-	# leaves the other idle: two at a time.
-	# The device suite and kulp are the longest of these; the short ones
-	# go with them so that the lanes are about equal (the run prints
-	# each one's time).
-	l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
-		guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
-		guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'"
-		guest-harness-debug "bash tests/harness.sh debug"
-		guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'")
-	l2=(guest-device-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/device.sh'"
-		guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'"
-		guest-scenario-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/scenario.sh 20'")
 	t0=$SECONDS
-	lane "${l1[@]}" &
-	lane "${l2[@]}"
+	lane "${debug_l1[@]}" &
+	lane "${debug_l2[@]}"
 	wait $!
 	echo "# two lanes of debug suites took $((SECONDS - t0))s"
 	phase "two lanes of debug suites"
-	show_lane "${l1[@]}"
-	show_lane "${l2[@]}"
+	show_lane "${debug_l1[@]}"
+	show_lane "${debug_l2[@]}"
 	# Both guests on the debug kernel.  With the fuzzer's guest on
 	# Debian's kernel (--peer-stock) the fuzz ran six times faster and
 	# the debug victim fell behind: TCP between the two stalled for
