@@ -89,10 +89,13 @@ $(UCX_TESTS): tests/guest/ucxcheck.c tests/guest/lib/testlib.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lucp -lucs
 
-# the ring fuzzer reaches the provider's ring mappings (userspace/provider.h)
-$(B)/tests/ringfuzz: tests/guest/ringfuzz.c tests/guest/lib/testlib.h $(PROV_HDRS)
+# the ring fuzzer reaches the provider's ring mappings (userspace/provider.h);
+# its run is ringfuzz.c, what it fuzzes in tests/guest/ringfuzz/
+RINGFUZZ_SRCS := tests/guest/ringfuzz.c $(wildcard tests/guest/ringfuzz/*.c)
+$(B)/tests/ringfuzz: $(RINGFUZZ_SRCS) tests/guest/ringfuzz/ringfuzz.h \
+		tests/guest/lib/testlib.h $(PROV_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -Iuapi -Iuserspace -o $@ $< -libverbs
+	$(CC) $(TEST_CFLAGS) -Iuapi -Iuserspace -o $@ $(RINGFUZZ_SRCS) -libverbs
 
 $(B)/tests/%: tests/host/%.c uapi/vhca-abi.h
 	@mkdir -p $(@D)

@@ -19,7 +19,16 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+/*
+ * The count of checks and of failures.  A test built from several files
+ * keeps one for all of them: each file defines TESTLIB_SHARED before it
+ * includes this, and one of them defines the two.
+ */
+#ifdef TESTLIB_SHARED
+extern int tap_n, tap_failed;
+#else
 static int tap_n __attribute__((unused)), tap_failed __attribute__((unused));
+#endif
 
 /* One test: "ok N - what" or "not ok N - what". */
 static inline void __attribute__((format(printf, 2, 3)))
