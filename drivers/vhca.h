@@ -784,6 +784,9 @@ static inline bool vhca_invalidate(struct vhca_dev *vdev,
 	return mr->type == VHCA_MR_FAST && vhca_mr_revoke(mr, key);
 }
 
+/* vhca_counters.c */
+extern const struct ib_device_ops vhca_counter_ops;
+
 /* vhca_kverbs.c */
 extern const struct ib_device_ops vhca_kverbs_ops;
 

@@ -11,7 +11,7 @@
 #include <rdma/ib_verbs.h>	/* before rdma_counter.h, which it includes */
 #include <rdma/rdma_counter.h>
 
-#include "vhca_wire.h"
+#include "vhca.h"
 
 static const struct rdma_stat_desc vhca_counter_descs[] = {
 	[VHCA_CNT_SENT_PKTS].name = "sent_pkts",

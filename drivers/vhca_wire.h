@@ -102,7 +102,6 @@ void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
 		   struct vhca_qp *qp);
 u32 vhca_net_room(struct vhca_qp *qp, bool *wait, int max);
 void vhca_net_drain(struct vhca_qp *qp);
-extern const struct ib_device_ops vhca_counter_ops;
 
 /* vhca_recv.c: steering, parsing and checking what arrives */
 bool vhca_recv_steer(struct vhca_dev *vdev);
