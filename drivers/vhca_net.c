@@ -407,32 +407,79 @@ static void vhca_net_out(struct vhca_dev *vdev, int ret)
 }
 
 /*
+ * Where a packet from the source GID at @index leaves: the GID's netdev,
+ * in that netdev's namespace.  The GID of a VLAN, a macvlan or a bridge
+ * above the link's netdev is that device's, and so is the way out: a
+ * VLAN tags the packet as it passes.  @attr is the GID's attribute if
+ * the caller holds it (UD), or NULL to find it by @index, where the GID
+ * copied into the QP at modify_qp() (@gid) was.  A GID the core deleted
+ * and added again elsewhere in the table, as it does with a bond's on
+ * each failover, is found by its value: its address is still this
+ * host's, and the QP goes on as an HCA's does, whose table entry lives
+ * while a QP refers to it.  Caller holds rcu_read_lock().
+ *
+ * Return: the netdev, or NULL if no GID of the table has @gid's value.
+ */
+static struct net_device *vhca_net_out_dev(struct vhca_dev *vdev,
+					   const struct ib_gid_attr *attr,
+					   u8 index, const union ib_gid *gid)
+{
+	const struct ib_gid_attr *found = NULL;
+	struct net_device *ndev = ERR_PTR(-ENODEV);
+
+	if (!attr) {
+		found = rdma_get_gid_attr(&vdev->ibdev, VHCA_PORT, index);
+		attr = IS_ERR(found) ? NULL : found;
+	}
+	if (attr && !memcmp(&attr->gid, gid, sizeof(*gid)))
+		ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (!IS_ERR_OR_NULL(found))
+		rdma_put_gid_attr(found);
+	if (!IS_ERR(ndev))
+		return ndev;
+	found = rdma_find_gid_by_port(&vdev->ibdev, gid,
+				      IB_GID_TYPE_ROCE_UDP_ENCAP, VHCA_PORT,
+				      NULL);
+	if (IS_ERR(found))
+		return NULL;
+	ndev = rdma_read_gid_attr_ndev_rcu(found);
+	rdma_put_gid_attr(found);
+	return IS_ERR(ndev) ? NULL : ndev;
+}
+
+/*
  * Each returns 0 with @skb sent (consumed), or an error with it untouched.
  * @dc, a connected QP's, keeps the route from one packet to the next;
- * local BH is disabled around its use, as dst_cache wants.
+ * local BH is disabled around its use, as dst_cache wants.  A route is
+ * looked up out of the source GID's netdev (vhca_net_out_dev()); the
+ * packet is sent in the namespace of the device the route leaves by.
  */
 static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
-		      const struct vhca_av *av, const union ib_gid *sgid,
-		      u16 sport, u8 tclass, struct dst_cache *dc)
+		      const struct vhca_av *av, const struct ib_gid_attr *attr,
+		      const union ib_gid *sgid, u16 sport, u8 tclass,
+		      struct dst_cache *dc)
 {
-	struct net *net = dev_net(vdev->ndev);
-	struct flowi4 fl = {
-		.flowi4_oif = vdev->ndev->ifindex,
-		.flowi4_proto = IPPROTO_UDP,
-	};
+	struct flowi4 fl = { .flowi4_proto = IPPROTO_UDP };
+	struct net_device *out;
 	struct rtable *rt;
 	struct iphdr *ip;
+	struct net *net;
 
 	memcpy(&fl.daddr, av->dgid + 12, 4);
 	memcpy(&fl.saddr, sgid->raw + 12, 4);
 	rt = dc ? dst_cache_get_ip4(dc, &fl.saddr) : NULL;
 	if (!rt) {
-		rt = ip_route_output_key(net, &fl);
+		out = vhca_net_out_dev(vdev, attr, av->sgid_index, sgid);
+		if (!out)
+			return -ENODEV;
+		fl.flowi4_oif = out->ifindex;
+		rt = ip_route_output_key(dev_net(out), &fl);
 		if (IS_ERR(rt))
 			return PTR_ERR(rt);
 		if (dc)
 			dst_cache_set_ip4(dc, &rt->dst, fl.saddr);
 	}
+	net = dev_net(rt->dst.dev);
 	vhca_push_udp(skb, sport);
 	ip = skb_push(skb, sizeof(*ip));
 	skb_reset_network_header(skb);
@@ -455,15 +502,15 @@ static int vhca_xmit4(struct vhca_dev *vdev, struct sk_buff *skb,
 }
 
 static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
-		      const struct vhca_av *av, const union ib_gid *sgid,
-		      u16 sport, u8 tclass, struct dst_cache *dc)
+		      const struct vhca_av *av, const struct ib_gid_attr *attr,
+		      const union ib_gid *sgid, u16 sport, u8 tclass,
+		      struct dst_cache *dc)
 {
-	struct net *net = dev_net(vdev->ndev);
 	struct flowi6 fl = {
-		.flowi6_oif = vdev->ndev->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
 		.flowlabel = cpu_to_be32(av->flow_label & 0xfffff),
 	};
+	struct net_device *out;
 	struct dst_entry *dst;
 	struct ipv6hdr *ip6;
 	struct udphdr *udp;
@@ -472,7 +519,11 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 	memcpy(&fl.saddr, sgid->raw, 16);
 	dst = dc ? dst_cache_get_ip6(dc, &fl.saddr) : NULL;
 	if (!dst) {
-		dst = ip6_route_output(net, NULL, &fl);
+		out = vhca_net_out_dev(vdev, attr, av->sgid_index, sgid);
+		if (!out)
+			return -ENODEV;
+		fl.flowi6_oif = out->ifindex;
+		dst = ip6_route_output(dev_net(out), NULL, &fl);
 		if (dst->error) {
 			int err = dst->error;
 
@@ -501,38 +552,48 @@ static int vhca_xmit6(struct vhca_dev *vdev, struct sk_buff *skb,
 	if (!udp->check)
 		udp->check = CSUM_MANGLED_0;
 	skb->ip_summed = CHECKSUM_NONE;
-	vhca_net_out(vdev, ip6_local_out(net, NULL, skb));
+	vhca_net_out(vdev, ip6_local_out(dev_net(dst->dev), NULL, skb));
 	return 0;
 }
 
 /*
  * Finish @skb of @qp from @sgid to @av and send it; consumed either way.
+ * @attr: @sgid's attribute if the caller holds it, else NULL.
  * @ect: the packet is ECN-capable (ECT(0)) unless the AV's traffic class
  * sets the ECN field itself.
+ *
+ * The packet's priority is the one the RDMA CM gives a RoCE path of that
+ * traffic class (rt_tos2priority(), as iboe_tos_to_sl() takes it): a
+ * VLAN's egress map turns it into the 802.1p priority of the tag, which
+ * is the SL the CM chose, and a priority qdisc (mqprio) on the netdev
+ * sorts by it.
  */
 static void vhca_net_xmit(struct vhca_dev *vdev, struct sk_buff *skb,
-			  const struct vhca_av *av, const union ib_gid *sgid,
-			  u8 network_type, struct vhca_qp *qp, bool ect,
-			  struct dst_cache *dc)
+			  const struct vhca_av *av,
+			  const struct ib_gid_attr *attr,
+			  const union ib_gid *sgid, u8 network_type,
+			  struct vhca_qp *qp, bool ect, struct dst_cache *dc)
 {
 	u32 sqpn = qp->ibqp.qp_num;
 	u8 tclass = av->traffic_class;
 	u16 sport;
 	int err;
 
+	skb->priority = rt_tos2priority(tclass);
 	if (ect && !(tclass & INET_ECN_MASK))
 		tclass |= INET_ECN_ECT_0;
 	sport = rdma_get_udp_sport(av->flow_label, sqpn,
 				   ntohl(((struct vhca_bth *)skb->data)->qpn) &
 				   VHCA_BTH_QPN_MASK);
-	if (dc)
-		local_bh_disable();
+	/* the GID's netdev is read under RCU; dst_cache wants BH off */
+	local_bh_disable();
+	rcu_read_lock();
 	if (network_type == RDMA_NETWORK_IPV4)
-		err = vhca_xmit4(vdev, skb, av, sgid, sport, tclass, dc);
+		err = vhca_xmit4(vdev, skb, av, attr, sgid, sport, tclass, dc);
 	else
-		err = vhca_xmit6(vdev, skb, av, sgid, sport, tclass, dc);
-	if (dc)
-		local_bh_enable();
+		err = vhca_xmit6(vdev, skb, av, attr, sgid, sport, tclass, dc);
+	rcu_read_unlock();
+	local_bh_enable();
 	if (err) {	/* no route: not sent */
 		vhca_count_qp(qp, VHCA_CNT_SEND_NO_ROUTE);
 		kfree_skb(skb);
@@ -563,7 +624,7 @@ void vhca_net_send(struct vhca_dev *vdev, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	vhca_net_xmit(vdev, skb, av, &sgid->gid,
+	vhca_net_xmit(vdev, skb, av, sgid, &sgid->gid,
 		      rdma_gid_attr_network_type(sgid), qp, false, NULL);
 }
 
@@ -606,7 +667,7 @@ void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
 		   op != (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK) &&
 		   op != VHCA_OP_CNP;
 
-	vhca_net_xmit(vdev, skb, av, sgid, av->network_type, qp, ect,
+	vhca_net_xmit(vdev, skb, av, NULL, sgid, av->network_type, qp, ect,
 		      &qp->dst_cache);
 }
 
