@@ -108,6 +108,7 @@ struct vhca_dev {
 	netdevice_tracker ndev_tracker;
 	struct vhca_netsock *netsock;	/* its namespace's UDP sockets */
 	bool steered;			/* vhca_recv_steer() took ndev; rtnl */
+	struct list_head steered_vlans;	/* struct vhca_steered_vlan; rtnl */
 	struct list_head list;		/* on vhca_dev_list */
 	/* ib_register_device() zeroes ibdev.attrs and refills it from here */
 	struct ib_device_attr attrs;
@@ -713,6 +714,8 @@ struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn);
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);
+int vhca_dev_check_upper(struct net_device *ndev,
+			 struct netdev_notifier_changeupper_info *info);
 void vhca_port_update(struct vhca_dev *vdev);
 __be64 vhca_node_guid(const u8 *mac);
 enum ib_mtu vhca_active_mtu(unsigned int netdev_mtu);

@@ -316,6 +316,58 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->timestamp_mask = U64_MAX;
 }
 
+/*
+ * Whether @ndev is, or is to be under @upper, a port of a device that
+ * takes what it receives (a bridge, a bond or team, an Open vSwitch).
+ */
+static bool vhca_dev_master_takes(const struct net_device *upper)
+{
+	return netif_is_bridge_master(upper) || netif_is_lag_master(upper) ||
+	       netif_is_ovs_master(upper);
+}
+
+static bool vhca_dev_is_port(const struct net_device *ndev)
+{
+	return netif_is_bridge_port(ndev) || netif_is_lag_port(ndev) ||
+	       netif_is_ovs_port(ndev);
+}
+
+/**
+ * vhca_dev_check_upper() - refuse to make a link's netdev a port
+ * @ndev: the netdev about to get an upper device
+ * @info: the notifier's NETDEV_PRECHANGEUPPER information
+ *
+ * A port of a bridge or a bond receives for its master: a link on it
+ * would see none of its RoCEv2.  Enslaving the netdev of a link, or a
+ * VLAN that vhca steers, is refused, with the reason in the extack and
+ * the log; the link goes on the master instead.  (With steering, the
+ * master's own rx_handler registration fails first, with -EBUSY.)
+ * Caller holds rtnl.
+ *
+ * Return: a notifier result.
+ */
+int vhca_dev_check_upper(struct net_device *ndev,
+			 struct netdev_notifier_changeupper_info *info)
+{
+	struct netlink_ext_ack *extack =
+		netdev_notifier_info_to_extack(&info->info);
+	struct vhca_dev *vdev;
+
+	if (!info->linking || !vhca_dev_master_takes(info->upper_dev))
+		return NOTIFY_DONE;
+	vdev = vhca_dev_get_by_netdev(ndev);
+	if (!vdev && !vhca_recv_steers(ndev))
+		return NOTIFY_DONE;
+	if (vdev)
+		ib_device_put(&vdev->ibdev);
+	NL_SET_ERR_MSG(extack,
+		       "vhca: an RDMA link is on this netdev: delete it, then add one on the master");
+	netdev_info(ndev,
+		    "vhca: not made a port of %s: an RDMA link is on this netdev\n",
+		    netdev_name(info->upper_dev));
+	return notifier_from_errno(-EBUSY);
+}
+
 static int vhca_check_netdev(struct net_device *ndev)
 {
 	struct ib_device *other;
@@ -325,10 +377,21 @@ static int vhca_check_netdev(struct net_device *ndev)
 		netdev_info(ndev, "vhca: not an Ethernet device\n");
 		return -EINVAL;
 	}
-	/* RoCE on a VLAN is a GID of the real device, as with rxe. */
+	/*
+	 * RoCE on a VLAN is a GID of the real device's link, as with rxe
+	 * and a RoCE NIC: the core lists the VLAN's addresses there, and
+	 * vhca sends and receives them through the VLAN device.
+	 */
 	if (is_vlan_dev(ndev)) {
-		netdev_info(ndev, "vhca: use the VLAN's real device\n");
+		netdev_info(ndev,
+			    "vhca: a VLAN device: add the link on %s, whose GIDs include the VLAN's addresses\n",
+			    netdev_name(vlan_dev_real_dev(ndev)));
 		return -EINVAL;
+	}
+	if (vhca_dev_is_port(ndev)) {
+		netdev_info(ndev,
+			    "vhca: a port of a bridge or bond, which receives for its master: add the link on the master\n");
+		return -EBUSY;
 	}
 	/*
 	 * One RoCE stack per netdev: two would answer for the same GIDs and
@@ -370,6 +433,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 		return -ENOMEM;
 	ibdev = &vdev->ibdev;
 	INIT_LIST_HEAD(&vdev->list);
+	INIT_LIST_HEAD(&vdev->steered_vlans);
 	mutex_init(&vdev->port_lock);
 	mutex_init(&vdev->mcast_lock);
 	INIT_LIST_HEAD(&vdev->mcasts);

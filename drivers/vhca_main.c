@@ -25,9 +25,13 @@ static int vhca_netdev_event(struct notifier_block *nb, unsigned long event,
 	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
 	struct vhca_dev *vdev;
 
+	if (event == NETDEV_PRECHANGEUPPER)
+		return vhca_dev_check_upper(ndev, arg);
 	vdev = vhca_dev_get_by_netdev(ndev);
-	if (!vdev)
+	if (!vdev) {
+		vhca_recv_vlan_event(ndev, event);
 		return NOTIFY_DONE;
+	}
 
 	switch (event) {
 	case NETDEV_UNREGISTER:

@@ -7,6 +7,7 @@
  * requester (vhca_req.c).  Nothing a packet says is used before it is
  * bounded here or there.
  */
+#include <linux/if_vlan.h>
 #include <linux/inetdevice.h>
 #include <net/addrconf.h>
 #include <net/dsfield.h>
@@ -40,6 +41,8 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 	if (m.h.has_imm)
 		memcpy(&m.h.imm, deth + 1, 4);
 	m.data = skb->data + hlen;
+	m.vlan = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) :
+					 VHCA_NO_VLAN;
 
 	if (skb->protocol == htons(ETH_P_IP)) {
 		m.net = RDMA_NETWORK_IPV4;
@@ -178,8 +181,12 @@ out:
  */
 int vhca_recv_udp(struct sock *sk, struct sk_buff *skb)
 {
-	struct vhca_dev *vdev = vhca_dev_by_netdev_rcu(skb->dev);
+	struct net_device *dev = skb->dev;
+	struct vhca_dev *vdev = vhca_dev_by_netdev_rcu(dev);
 
+	/* a VLAN's GIDs are its real device's link's (vhca_dev.c) */
+	if (!vdev && is_vlan_dev(dev))
+		vdev = vhca_dev_by_netdev_rcu(vlan_dev_real_dev(dev));
 	if (vdev)
 		vhca_recv_roce(vdev, skb);
 	else
@@ -203,11 +210,16 @@ int vhca_recv_udp(struct sock *sk, struct sk_buff *skb)
  * on other netdevs.  A device that is not steered (the module parameter
  * steer=0, or a netdev whose rx_handler another driver holds: a bridge
  * port, a bond member) receives through the port's socket instead, and
- * cannot be made while another stack holds it.  RoCEv2 that reaches the
- * socket on any netdev but the device's own (a VLAN over it, a bridge it
- * is a port of) is dropped by vhca_recv_udp(): answering would need the
- * GID's netdev on the way out, and transmission routes out of the
- * device's own.
+ * cannot be made while another stack holds it.
+ *
+ * The VLANs of a steered netdev are steered as well: the 802.1Q layer
+ * matches a tagged frame's VLAN id to its VLAN device and hands it over
+ * untagged before any rx_handler runs, so vhca's handler sits on each
+ * VLAN device too (vhca_recv_vlan_event() follows them) and checks the
+ * VLAN's own addresses.  A frame tagged for a VLAN this host has no
+ * device for is left to the stack, which drops it: vhca does not answer
+ * for a VLAN it is not on.  Through the socket, a VLAN's packet is its
+ * real device's (vhca_recv_udp()).
  */
 
 /*
@@ -314,8 +326,9 @@ static rx_handler_result_t vhca_rx_handler(struct sk_buff **pskb)
 	u32 len, nhlen;
 	bool v4;
 
-	if (skb_is_gso(skb))
-		return RX_HANDLER_PASS;
+	if (skb_is_gso(skb) ||
+	    (skb_vlan_tag_present(skb) && skb_vlan_tag_get_id(skb)))
+		return RX_HANDLER_PASS;	/* tagged for a VLAN not here */
 	v4 = skb->protocol == htons(ETH_P_IP);
 	if (v4)
 		len = vhca_steer_len4(vdev, skb);
@@ -355,14 +368,73 @@ drop:
 	return RX_HANDLER_CONSUMED;
 }
 
+/*
+ * A VLAN device above a steered netdev, which vhca's rx_handler is on.
+ * Its reference is dropped when the VLAN unregisters or the device stops
+ * steering, whichever comes first.
+ */
+struct vhca_steered_vlan {
+	struct list_head list;		/* on vdev->steered_vlans; rtnl */
+	struct net_device *dev;
+	netdevice_tracker tracker;
+};
+
+/*
+ * vhca's handler on a VLAN device of @vdev's netdev, if it is free.  No
+ * sleeping: it runs in vhca_recv_steer_vlans()' walk, under RCU.
+ */
+static void vhca_recv_steer_vlan(struct vhca_dev *vdev, struct net_device *dev)
+{
+	struct vhca_steered_vlan *v;
+
+	v = kzalloc(sizeof(*v), GFP_ATOMIC);
+	if (v && !netdev_rx_handler_register(dev, vhca_rx_handler, vdev)) {
+		v->dev = dev;
+		netdev_hold(dev, &v->tracker, GFP_ATOMIC);
+		list_add(&v->list, &vdev->steered_vlans);
+		return;
+	}
+	kfree(v);
+	netdev_info(dev,
+		    "vhca: cannot steer this VLAN of %s (no memory, or its rx_handler is taken): its RoCEv2 is not received\n",
+		    netdev_name(vdev->ndev));
+}
+
+static void vhca_recv_unsteer_vlan(struct vhca_steered_vlan *v)
+{
+	netdev_rx_handler_unregister(v->dev);
+	netdev_put(v->dev, &v->tracker);
+	list_del(&v->list);
+	kfree(v);
+}
+
+/* each VLAN device above a netdev, QinQ's included; rtnl keeps them */
+static int vhca_recv_upper(struct net_device *dev,
+			   struct netdev_nested_priv *priv)
+{
+	if (is_vlan_dev(dev))
+		vhca_recv_steer_vlan(priv->data, dev);
+	return 0;
+}
+
+static void vhca_recv_steer_vlans(struct vhca_dev *vdev)
+{
+	struct netdev_nested_priv priv = { .data = vdev };
+
+	rcu_read_lock();
+	netdev_walk_all_upper_dev_rcu(vdev->ndev, vhca_recv_upper, &priv);
+	rcu_read_unlock();
+}
+
 /**
  * vhca_recv_steer() - take the device's RoCEv2 packets before the IP stack
  * @vdev: a listed device whose netdev is registered
  *
  * Not with the module parameter steer=0, nor on a netdev whose rx_handler
- * is taken (a bridge port, a bond member): the device then needs its
- * namespace's UDP socket.  Packets may arrive before the device is
- * registered, as through the socket: they find no QP.  Caller holds rtnl.
+ * is taken: the device then needs its namespace's UDP socket.  Packets
+ * may arrive before the device is registered, as through the socket: they
+ * find no QP.  The VLANs above the netdev are steered with it.  Caller
+ * holds rtnl.
  *
  * Return: whether the device is steered.
  */
@@ -378,11 +450,14 @@ bool vhca_recv_steer(struct vhca_dev *vdev)
 	}
 	err = netdev_rx_handler_register(vdev->ndev, vhca_rx_handler, vdev);
 	vdev->steered = !err;
-	if (err)
+	if (err) {
 		netdev_info(vdev->ndev,
 			    "vhca: the netdev has an rx_handler already: RoCEv2 goes through the IP stack (%d)\n",
 			    err);
-	return vdev->steered;
+		return false;
+	}
+	vhca_recv_steer_vlans(vdev);
+	return true;
 }
 
 /**
@@ -394,8 +469,66 @@ bool vhca_recv_steer(struct vhca_dev *vdev)
  */
 void vhca_recv_unsteer(struct vhca_dev *vdev)
 {
+	struct vhca_steered_vlan *v, *next;
+
 	ASSERT_RTNL();
+	list_for_each_entry_safe(v, next, &vdev->steered_vlans, list)
+		vhca_recv_unsteer_vlan(v);
 	if (vdev->steered)
 		netdev_rx_handler_unregister(vdev->ndev);
 	vdev->steered = false;
+}
+
+/**
+ * vhca_recv_vlan_event() - follow the VLAN devices above steered netdevs
+ * @dev: a netdev that is not a vhca device's own
+ * @event: what the netdev notifier says of it
+ *
+ * A VLAN device registered (or moved into a namespace) above a steered
+ * netdev is steered; one unregistered (or moved out) is let go.  Caller
+ * holds rtnl.
+ */
+void vhca_recv_vlan_event(struct net_device *dev, unsigned long event)
+{
+	struct vhca_steered_vlan *v;
+	struct vhca_dev *vdev;
+
+	ASSERT_RTNL();
+	if (!is_vlan_dev(dev))
+		return;
+	if (event == NETDEV_UNREGISTER) {
+		if (!vhca_recv_steers(dev))
+			return;
+		vdev = rtnl_dereference(dev->rx_handler_data);
+		list_for_each_entry(v, &vdev->steered_vlans, list)
+			if (v->dev == dev) {
+				vhca_recv_unsteer_vlan(v);
+				return;
+			}
+		return;
+	}
+	if (event != NETDEV_REGISTER)
+		return;
+	rcu_read_lock();
+	vdev = vhca_dev_by_netdev_rcu(vlan_dev_real_dev(dev));
+	/* whether it is steered changes only under rtnl, which is held */
+	if (vdev && !vdev->steered)
+		vdev = NULL;
+	rcu_read_unlock();
+	if (vdev)
+		vhca_recv_steer_vlan(vdev, dev);
+}
+
+/**
+ * vhca_recv_steers() - whether vhca's rx_handler is on a netdev
+ * @dev: the netdev
+ *
+ * Caller holds rtnl.
+ *
+ * Return: true for a steered device's netdev and its VLANs.
+ */
+bool vhca_recv_steers(const struct net_device *dev)
+{
+	ASSERT_RTNL();
+	return rcu_access_pointer(dev->rx_handler) == vhca_rx_handler;
 }

@@ -55,14 +55,16 @@ static u8 vhca_build_grh(const struct ib_gid_attr *sgid,
 
 /*
  * Deliver a UD message to @peer: its next receive WQE (copied into @rwqe)
- * takes the 40-byte GRH slot, then @len bytes from @src.  A missing
+ * takes the 40-byte GRH slot, then @len bytes from @src; the completion
+ * says @net and @vlan (vhca_recv_done_grh()).  A missing
  * receive drops the message, counted in the receiver's rcvd_no_recv_wqe;
  * a receive that cannot hold it fails.  @msg says whether it carries
  * immediate data and the solicited flag.
  */
 static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 			    struct vhca_rwqe *rwqe, struct vhca_seg *dseg,
-			    const u8 *grh, u8 net, struct vhca_cursor *src,
+			    const u8 *grh, u8 net, u16 vlan,
+			    struct vhca_cursor *src,
 			    u32 len, const struct vhca_rmsg *msg, u32 src_qpn)
 {
 	struct vhca_cursor dst, gsrc;
@@ -91,7 +93,7 @@ static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
 	vhca_copy(&dst, &gsrc, 40);
 	vhca_copy(&dst, src, len);
 	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + 40, msg,
-			   src_qpn, net);
+			   src_qpn, net, vlan);
 }
 
 /* Scratch for the receive path: it runs per CPU with bottom halves off. */
@@ -136,7 +138,8 @@ static bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
 		return false;
 	vhca_count_qp(peer, VHCA_CNT_RCVD_PKTS);
 	vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
-			m->grh, m->net, &src, m->len, &msg, m->h.sqpn);
+			m->grh, m->net, m->vlan, &src, m->len, &msg,
+			m->h.sqpn);
 	return true;
 }
 
@@ -243,6 +246,7 @@ int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_dev *pdev;
 	struct vhca_qp *peer;
 	unsigned int ns;
+	u16 vlan = VHCA_NO_VLAN;
 	u8 grh[40], net;
 	u32 qkey;
 	s64 len;
@@ -275,12 +279,14 @@ int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 	peer = xa_load(&pdev->qp_xa, w->ud.remote_qpn);
 	net = vhca_build_grh(sgid, av, len, grh);
+	/* the datagram stays on the sender's VLAN, as on the wire */
+	rdma_read_gid_l2_fields(sgid, &vlan, NULL);
 	rdma_put_gid_attr(sgid);
 	if (!vhca_ud_accepts(peer, qkey))
 		return IB_WC_SUCCESS;
 	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 	msg = vhca_rmsg_of(w);
-	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, &src, len, &msg,
-			qp->ibqp.qp_num);
+	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, vlan, &src, len,
+			&msg, qp->ibqp.qp_num);
 	return IB_WC_SUCCESS;
 }

@@ -77,6 +77,7 @@ struct vhca_ud_msg {
 	struct vhca_ud_hdr h;
 	u8 grh[40];	/* the IPv6 header, or 20 zero bytes and the IPv4 one */
 	u8 net;		/* RDMA_NETWORK_IPV4 or _IPV6 */
+	u16 vlan;	/* the VLAN it came on, or VHCA_NO_VLAN */
 	const u8 *data;
 	u32 len;
 };
@@ -106,6 +107,8 @@ void vhca_net_drain(struct vhca_qp *qp);
 /* vhca_recv.c: steering, parsing and checking what arrives */
 bool vhca_recv_steer(struct vhca_dev *vdev);
 void vhca_recv_unsteer(struct vhca_dev *vdev);
+void vhca_recv_vlan_event(struct net_device *dev, unsigned long event);
+bool vhca_recv_steers(const struct net_device *dev);
 int vhca_recv_udp(struct sock *sk, struct sk_buff *skb);
 
 /*

@@ -439,11 +439,14 @@ bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge)
 
 /*
  * A receive completion on @dst's CQ, of the message @msg says (NULL for a
- * WQE that failed); @net is a GRH's network type, or 0.
+ * WQE that failed); @net is a GRH's network type, or 0, and @vlan the
+ * VLAN id the datagram came on, or VHCA_NO_VLAN.  The core matches a
+ * RoCE MAD's VLAN to the GID it answers from (ib_init_ah_attr_from_wc()):
+ * the RDMA CM on a VLAN needs it.
  */
 void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 			u32 len, const struct vhca_rmsg *msg, u32 src_qpn,
-			u8 net)
+			u8 net, u16 vlan)
 {
 	struct vhca_cqe cqe = {
 		.wr_id = wr_id,
@@ -457,6 +460,10 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 	if (net) {
 		cqe.flags |= VHCA_CQE_F_GRH | VHCA_CQE_F_NET_HDR;
 		cqe.network_hdr_type = net;
+	}
+	if (vlan != VHCA_NO_VLAN) {
+		cqe.flags |= VHCA_CQE_F_VLAN;
+		cqe.vlan_id = vlan;
 	}
 	if (msg && (msg->flags & VHCA_OPF_IMM)) {
 		cqe.flags |= VHCA_CQE_F_IMM;
@@ -484,7 +491,8 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
 		    const struct vhca_rmsg *msg, u32 src_qpn)
 {
-	vhca_recv_done_grh(dst, wr_id, status, len, msg, src_qpn, 0);
+	vhca_recv_done_grh(dst, wr_id, status, len, msg, src_qpn, 0,
+			   VHCA_NO_VLAN);
 }
 
 /**

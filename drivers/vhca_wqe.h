@@ -130,9 +130,11 @@ int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
 		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
 		   u32 len);
 bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
+/* a receive completion's VLAN when it came on none (the core's value) */
+#define VHCA_NO_VLAN	0xffff
 void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 			u32 len, const struct vhca_rmsg *msg, u32 src_qpn,
-			u8 net);
+			u8 net, u16 vlan);
 void vhca_recv_done(struct vhca_qp *dst, u64 wr_id, u8 status, u32 len,
 		    const struct vhca_rmsg *msg, u32 src_qpn);
 int vhca_recv_take(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 src_qpn);
