@@ -7,7 +7,7 @@
 # output and exit status.
 #
 #   tools/guest.sh [--system NAME [--root DIR] | --debug [--peer-stock]] [--nic2]
-#                  [--peer 'CMD'] [--udp] [--gdb PORT] [--timeout S] CMD...
+#                  [--peer 'CMD' [--link2]] [--udp] [--gdb PORT] [--timeout S] CMD...
 #
 # --system NAME boots another supported Debian system (tools/system.sh):
 # its kernel, its userspace as the root, and its build (build/sys/NAME)
@@ -24,7 +24,8 @@
 # the first guest and "b" in the peer).  The link is a stream over a unix
 # socket between the two qemus: it loses nothing, and a guest that falls
 # behind holds the other back, as pause frames (PFC) do on the lossless
-# Ethernet RoCE is deployed on.  --udp makes it UDP datagrams instead,
+# Ethernet RoCE is deployed on.  --link2 gives the two guests a second
+# such link, eth2 (two ports for a bond).  --udp makes it UDP datagrams instead,
 # which the receiving qemu drops when a burst overruns its socket buffer.
 # --gdb opens qemu's gdbstub on 127.0.0.1:PORT (the peer's on PORT+1), for
 # tools/vcpu-prof.py.  --debug boots the debug kernel of
@@ -43,7 +44,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-nic2=0 peer= timeout=600 udp=0 gdb= debug=0 peer_debug= system= inst=
+nic2=0 link2=0 peer= timeout=600 udp=0 gdb= debug=0 peer_debug= system= inst=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--system) system=$2; shift ;;
@@ -52,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--peer-stock) peer_debug=0 ;;
 	--nic2) nic2=1 ;;
 	--peer) peer=$2; nic2=1; shift ;;
+	--link2) link2=1 ;;
 	--udp) udp=1 ;;
 	--gdb) gdb=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
@@ -65,6 +67,8 @@ peer_debug=${peer_debug:-$debug}
 [ $# -gt 0 ] || die "usage: tools/guest.sh [--system NAME [--root DIR] | --debug [--peer-stock]] [--nic2] [--peer CMD] [--udp] [--gdb PORT] [--timeout S] CMD..."
 [ -z "$inst" ] || [ -n "$system" ] || die "--root needs --system: which kernel to boot"
 [ -z "$inst" ] || [ -z "$peer" ] || die "--root boots one guest: no --peer"
+[ "$link2" = 0 ] || { [ -n "$peer" ] && [ "$udp" = 0 ]; } ||
+	die "--link2 is a second stream link between two guests: --peer, no --udp"
 
 # select_kernel DEBUG: the kernel a guest boots, in the caller's variables
 # kver, kid (one build of it: the debug kernel is rebuilt under the same
@@ -296,8 +300,17 @@ start_guest() {
 	1,listen) args+=(-netdev "socket,id=n1,udp=127.0.0.1:$port2,localaddr=127.0.0.1:$port") ;;
 	1,connect) args+=(-netdev "socket,id=n1,udp=127.0.0.1:$port,localaddr=127.0.0.1:$port2") ;;
 	esac
+	local n1speed=
+	[ "$link2" = 0 ] || n1speed=,speed=10000,duplex=full
 	[ "$link" = none ] ||
-		args+=(-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:$mac:01")
+		args+=(-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:$mac:01$n1speed")
+	if [ "$link2" = 1 ]; then
+		local srv=on
+		[ "$link" = listen ] || srv=off
+		# a speed and duplex, which an 802.3ad bond's ports need
+		args+=(-netdev "stream,id=n2,server=$srv,addr.type=unix,addr.path=$work/link2"
+			-device "virtio-net-pci,netdev=n2,mac=52:54:00:00:$mac:02,speed=10000,duplex=full")
+	fi
 	if [ -n "$gdb" ]; then
 		local gport=$gdb
 		[ "$name" = a ] || gport=$((gdb + 1))
@@ -355,7 +368,8 @@ boot() {
 			# up; connecting may race it, so wait for it first.
 			for _ in $(seq 100); do
 				[ "$udp" = 0 ] || break
-				[ -S "$work/link" ] && break
+				[ -S "$work/link" ] &&
+					{ [ "$link2" = 0 ] || [ -S "$work/link2" ]; } && break
 				sleep 0.1
 			done
 			start_guest b "$peer" connect

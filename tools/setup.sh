@@ -17,7 +17,7 @@ PKGS=(
 	qemu-system-x86 busybox-static iproute2 iputils-ping ethtool procps
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
 	ibverbs-utils rdmacm-utils perftest python3-pyverbs nvme-cli fio
-	open-iscsi nftables pkg-config mmdebstrap
+	open-iscsi nftables pkg-config mmdebstrap tcpdump
 	ucx-utils libucx-dev libfabric-bin nfs-kernel-server
 	dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 	linux-source-6.12

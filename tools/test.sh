@@ -245,6 +245,10 @@ tap guest-clients tools/guest.sh --timeout 900 'bash tests/guest/clients.sh'
 tap guest-twohost tools/guest.sh --timeout 1500 \
 	--peer 'bash tests/guest/twohost.sh' \
 	'bash tests/guest/twohost.sh'
+# VLAN, containers, bridge and bonds: a second link between the guests
+tap guest-underlay tools/guest.sh --link2 --timeout 1500 \
+	--peer 'TWOHOST_TOPICS=underlay bash tests/guest/twohost.sh' \
+	'TWOHOST_TOPICS=underlay bash tests/guest/twohost.sh'
 # The packet fuzzer's steps that are fixed in time (spoofing, forged READ
 # responses, the READ flood) between Debian's kernels; the fuzz itself
 # runs between debug kernels below.

@@ -4,7 +4,7 @@
  *
  *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
  *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE]
- *             [-p PORT] [SERVER]
+ *             [-T TIMEOUT] [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
  * says what to run, both create a QP on their device and exchange its
@@ -60,6 +60,10 @@
  * system call has to return in less than half the time the message takes
  * to complete, or datacheck fails.  A device whose engine runs in the
  * poster's context (vhca) sends the rest from its own work.
+ *
+ * -T TIMEOUT (each end its own; RC): the local ACK timeout, 4.096 us <<
+ * TIMEOUT (default 14, 67 ms), for a path that goes dark for a while (a
+ * bond failing over): seven retries must outlast the gap.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -129,6 +133,7 @@ static uint32_t ops_run;	/* 1 << OP_* */
 static int bound_seen;		/* messages -b checked */
 static uint32_t late_recv;	/* -R */
 static int sock, type, gidx;
+static uint8_t ack_timeout;	/* -T; 0: qp_rts_path()'s */
 static uint32_t maxsize, count, mtu, max_inline;
 static struct wire_qp me, peer;
 
@@ -656,6 +661,7 @@ static void qp_up(void)
 		.dest = peer.qpn, .gid = &g,
 		.sgid_index = gidx, .rq_psn = peer.psn, .sq_psn = me.psn,
 		.qkey = QKEY, .rd_atomic = 4, .min_rnr_timer = 12,
+		.timeout = ack_timeout,
 		.mtu = mtu == 4096 ? IBV_MTU_4096 : mtu == 2048 ? IBV_MTU_2048 :
 		       mtu == 512 ? IBV_MTU_512 : mtu == 256 ? IBV_MTU_256 :
 		       IBV_MTU_1024,
@@ -876,7 +882,7 @@ int main(int argc, char **argv)
 	char *ops = NULL, *hold = NULL;
 
 	cfg.depth = depth;
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMH:p:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMH:T:p:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -889,6 +895,7 @@ int main(int argc, char **argv)
 		case 'w': wr_api = 1; break;
 		case 'M': cfg.window = 1; break;
 		case 'H': hold = optarg; break;
+		case 'T': ack_timeout = strtoul(optarg, NULL, 0); break;
 		case 'o': ops = optarg; break;
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
@@ -898,7 +905,7 @@ int main(int argc, char **argv)
 				die("-t rc, uc or ud");
 			break;
 		default:
-			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE] [-p PORT] [SERVER]");
+			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE] [-T TIMEOUT] [-p PORT] [SERVER]");
 		}
 	}
 	if (!dev)

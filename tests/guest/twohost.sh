@@ -15,6 +15,8 @@
 #   hostile.sh   a killed peer, forged ACKs, garbage on UDP 4791
 #   ecn.sh       a shaped link that marks packets: CNPs and window cuts
 #   lifetime.sh  rdma link del under traffic, a network namespace
+#   underlay.sh  VLAN, macvlan and ipvlan in a namespace, bridge, bonds;
+#                not among the defaults: it needs tools/guest.sh --link2
 #
 # Servers start in order; clients retry until their server is up, and a
 # step that needs both ends to finish together ends with tell/hear.  Each
@@ -40,6 +42,8 @@ declare -A checks_of=(
 	[hostile_vhca_b]=5 [ecn_vhca_b]=12
 	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
 	[lifetime_rxe_b]=4
+	[underlay_vhca_a]=31 [underlay_rxe_a]=24
+	[underlay_vhca_b]=24 [underlay_rxe_b]=16
 )
 plan=5
 [ "$VHCA_GUEST" = a ] || plan=$((plan + 1))
@@ -220,6 +224,7 @@ $(rdma statistic show link vhca0/1 2>/dev/null)"
 . tests/guest/twohost/hostile.sh
 . tests/guest/twohost/ecn.sh
 . tests/guest/twohost/lifetime.sh
+. tests/guest/twohost/underlay.sh
 
 # phase PHASE TOPIC...: this guest's side of each TOPIC in PHASE, and
 # its time (for tools/test.sh's budget)
@@ -234,14 +239,14 @@ phase() {
 	done
 }
 
-phase vhca interop lossy ulp clients hostile ecn
+phase vhca interop lossy ulp clients hostile ecn underlay
 if [ "$VHCA_GUEST" = b ]; then
 	rdma link del vhca0
 	check "guest b: rxe0 on eth1, vhca0 gone from it" \
 		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
 	wait_for 10 has_v4gid rxe0
 fi
-phase rxe interop lossy ulp clients lifetime
+phase rxe interop lossy ulp clients lifetime underlay
 
 rdma link del vhca0 2>/dev/null
 rdma link del rxe0 2>/dev/null
