@@ -42,8 +42,8 @@ declare -A checks_of=(
 	[hostile_vhca_b]=5 [ecn_vhca_b]=12
 	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
 	[lifetime_rxe_b]=4
-	[underlay_vhca_a]=31 [underlay_rxe_a]=24
-	[underlay_vhca_b]=24 [underlay_rxe_b]=16
+	[underlay_vhca_a]=35 [underlay_rxe_a]=24
+	[underlay_vhca_b]=25 [underlay_rxe_b]=16
 )
 plan=5
 [ "$VHCA_GUEST" = a ] || plan=$((plan + 1))
@@ -195,13 +195,14 @@ write_client() {
 	done
 }
 # retry CMD...: a client, tried until it succeeds, since its server in
-# the other guest may not be up yet (30 s a try, 120 s in all).  When
+# the other guest may not be up yet (30 s a try, 120 s in all; RETRY_T
+# and RETRY_FOR make them longer, for the debug kernel).  When
 # none does, the output of the try that got furthest (the most lines: a
 # server not up yet draws a line or two) says why, with its exit status
 # (124: it timed out) and vhca0's counters right after it.
 retry() {
-	local end=$((SECONDS + 120)) out best='' n=-1 k rc
-	until out=$(T=30 "$@" 2>&1); do
+	local end=$((SECONDS + ${RETRY_FOR:-120})) out best='' n=-1 k rc
+	until out=$(T=${RETRY_T:-30} "$@" 2>&1); do
 		rc=$?
 		k=$(wc -l <<<"$out")
 		if [ "$k" -gt "$n" ]; then

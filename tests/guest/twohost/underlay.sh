@@ -62,6 +62,13 @@ tagged_p5() {
 	echo "frames of VLAN 100 with priority 5 to port 4791: $n"
 	[ "$n" -ge "$1" ]
 }
+# relink STEER: vhca0 on eth1 again, made with the module parameter
+# steer=STEER, and the VLAN's GID back on it
+relink() {
+	rdma link del vhca0 && echo "$1" >/sys/module/vhca/parameters/steer &&
+		rdma link add vhca0 type vhca netdev eth1 &&
+		wait_for 20 vlan_gid vhca0
+}
 # sendbw_cm DEV [SERVER]: ib_send_bw through the RDMA CM over VLAN 100,
 # TOS 16 (which the CM maps to priority 6)
 sendbw_cm() {
@@ -141,6 +148,13 @@ ul_vlan_vhca_a() {
 	capture_stop
 	check "guest a: its frames and the peer's leave tagged, priority 5" \
 		tagged_p5 400
+	check "guest a: vhca0 again, with steer=0" relink 0
+	rx0=$(stat rcvd_pkts) udp0=$(udp_in)
+	check "guest a: rc data-checked over VLAN 100 through the socket (server)" \
+		vdc vhca0 $(dc_args rc)
+	check "guest a: the VLAN's RoCEv2 came through UDP" \
+		unsteered "$rx0" "$udp0"
+	check "guest a: vhca0 again, steered" relink 1
 	check "guest a: VLAN removed" vlan_down
 }
 
@@ -159,6 +173,8 @@ ul_vlan_vhca_b() {
 		retry timeout 60 ucmatose -s 10.100.0.1 -c 4
 	check "guest b: ib_send_bw -R -T 16 over VLAN 100 (client)" \
 		retry sendbw_cm vhca0 -p 18600 10.100.0.1
+	check "guest b: rc data-checked over VLAN 100 to a's socket (client)" \
+		retry vdc vhca0 $(dc_args rc) 10.100.0.1
 	check "guest b: VLAN removed" vlan_down
 }
 ul_containers_vhca_a() { container_pair macvlan; container_pair ipvlan; }
