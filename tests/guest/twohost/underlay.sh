@@ -55,7 +55,10 @@ capture_start() {
 	sleep 1
 }
 capture_stop() { kill "$(cat /tmp/cap.pid)"; wait "$(cat /tmp/cap.pid)" 2>/dev/null; true; }
-# tagged_p5 N: at least N RoCEv2 frames of VLAN 100 with priority 5
+# tagged_p5 N: at least N RoCEv2 frames of VLAN 100 with priority 5.
+# ib_send_bw's 500 SENDs of 4 packets make 2000 and more; tcpdump loses
+# some when the guest is slow (387 seen on the debug kernel), and
+# without the priority none has it.
 tagged_p5() {
 	local n
 	n=$(grep -c 'vlan 100, p 5,.*\.4791: UDP' /tmp/cap.txt)
@@ -147,7 +150,7 @@ ul_vlan_vhca_a() {
 		sendbw_cm vhca0 -p 18600
 	capture_stop
 	check "guest a: its frames and the peer's leave tagged, priority 5" \
-		tagged_p5 400
+		tagged_p5 100
 	check "guest a: vhca0 again, with steer=0" relink 0
 	rx0=$(stat rcvd_pkts) udp0=$(udp_in)
 	check "guest a: rc data-checked over VLAN 100 through the socket (server)" \
