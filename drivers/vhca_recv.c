@@ -408,12 +408,18 @@ static void vhca_recv_unsteer_vlan(struct vhca_steered_vlan *v)
 	kfree(v);
 }
 
-/* each VLAN device above a netdev, QinQ's included; rtnl keeps them */
+/*
+ * Each VLAN device whose real device is @priv's netdev, QinQ's included:
+ * not one above another kind of upper (a VLAN of a macvlan).  rtnl
+ * keeps the upper lists still.
+ */
 static int vhca_recv_upper(struct net_device *dev,
 			   struct netdev_nested_priv *priv)
 {
-	if (is_vlan_dev(dev))
-		vhca_recv_steer_vlan(priv->data, dev);
+	struct vhca_dev *vdev = priv->data;
+
+	if (is_vlan_dev(dev) && vlan_dev_real_dev(dev) == vdev->ndev)
+		vhca_recv_steer_vlan(vdev, dev);
 	return 0;
 }
 

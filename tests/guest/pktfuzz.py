@@ -13,6 +13,8 @@ this host's NIC to a victim's UDP port 4791 (tests/guest/fuzz-wire.sh).
                [--op OP] [--psns N] [--rounds N] [--time S] [--rate R]
                [--fifo PRIO]
 
+--vid N tags every frame with VLAN id N (802.1Q).
+
 Frames go out through an AF_PACKET socket, Ethernet header and all, so any
 IP source can be written (spoofing) and no route is asked.  The same kind
 of socket sniffs eth1: the victim's QPs, their types, the PSNs they expect
@@ -955,7 +957,14 @@ def setup(args):
         sys.exit("pktfuzz: no MAC for %s" % args.victim)
     # what fuzz-wire.sh waits for before it starts the traffic to sniff
     print("pktfuzz: sniffing on %s" % args.dev, flush=True)
-    return sniff, Wire(args.dev, smac, dmac)
+    wire = Wire(args.dev, smac, dmac)
+    if args.vid:
+        # --vid: an 802.1Q tag after the MACs, for a VLAN the victim may
+        # not be on (tests/guest/twohost/underlay.sh)
+        tag = struct.pack("!HH", 0x8100, args.vid)
+        wire.eth4 = wire.eth4[:12] + tag + wire.eth4[12:]
+        wire.eth6 = wire.eth6[:12] + tag + wire.eth6[12:]
+    return sniff, wire
 
 
 def cmd_fuzz(args):
@@ -1202,6 +1211,8 @@ def main():
                    help="blast: PSNs a round, spread over the space")
     p.add_argument("--rounds", type=int, default=0,
                    help="blast: rounds at most (0: until --time)")
+    p.add_argument("--vid", type=int, default=0,
+                   help="frames tagged with this VLAN id (0: untagged)")
     args = p.parse_args()
     return {"fuzz": cmd_fuzz, "inject": cmd_inject,
             "readflood": cmd_readflood, "blast": cmd_blast}[args.mode](args)

@@ -42,8 +42,8 @@ declare -A checks_of=(
 	[hostile_vhca_b]=5 [ecn_vhca_b]=12
 	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
 	[lifetime_rxe_b]=4
-	[underlay_vhca_a]=35 [underlay_rxe_a]=24
-	[underlay_vhca_b]=25 [underlay_rxe_b]=16
+	[underlay_vhca_a]=41 [underlay_rxe_a]=24
+	[underlay_vhca_b]=31 [underlay_rxe_b]=16
 )
 plan=5
 [ "$VHCA_GUEST" = a ] || plan=$((plan + 1))

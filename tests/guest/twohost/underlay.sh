@@ -65,6 +65,47 @@ tagged_p5() {
 	echo "frames of VLAN 100 with priority 5 to port 4791: $n"
 	[ "$n" -ge "$1" ]
 }
+# rcvd_sum: vhca0's receive counters added up (rcvd_*)
+rcvd_sum() {
+	rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
+		awk 'p ~ /^rcvd_/ { s += $1 } { p = $0 } END { print s + 0 }'
+}
+# rcvd_past N: rcvd_sum is more than N
+rcvd_past() { [ "$(rcvd_sum)" -gt "$1" ]; }
+# blast_vid VID: 160 READ responses with a good ICRC, from b to QPNs 16 and
+# 17 of a's eth1 address, tagged with VLAN id VID (0: untagged)
+blast_vid() {
+	python3 tests/guest/pktfuzz.py blast --dev eth1 --victim 10.76.1.1 \
+		--peer 10.76.1.1 --src 10.76.1.2 --qpn 16,17 --rounds 5 \
+		--vid "$1"
+}
+# vid_step_a, vid_step_b: b's frames tagged for VLAN 200, which a is not
+# on, must reach nothing of vhca0's; the same frames untagged must (eth1
+# promiscuous on a, past virtio's VLAN filter, as a switch port in trunk
+# mode would deliver them)
+vid_step_a() {
+	local n0
+	ip link set eth1 promisc on
+	n0=$(rcvd_sum)
+	check "guest a: tell b to send frames tagged for VLAN 200" \
+		tell 10.76.1.2 vid200
+	check "guest a: b sent them" hear vid-sent
+	check_eq "guest a: tagged for a VLAN it is not on, vhca0 counts none" \
+		"$(rcvd_sum)" "$n0"
+	check "guest a: tell b to send them untagged" tell 10.76.1.2 vid0
+	check "guest a: b sent them" hear vid-sent
+	check "guest a: untagged, vhca0 counts them" \
+		wait_for 10 rcvd_past $((n0 + 159))
+	ip link set eth1 promisc off
+}
+vid_step_b() {
+	check "guest b: hears a wants frames for VLAN 200" hear vid200
+	check "guest b: 160 frames tagged for VLAN 200 sent" blast_vid 200
+	check "guest b: tells a" tell 10.76.1.1 vid-sent
+	check "guest b: hears a wants them untagged" hear vid0
+	check "guest b: 160 frames sent untagged" blast_vid 0
+	check "guest b: tells a" tell 10.76.1.1 vid-sent
+}
 # relink STEER: vhca0 on eth1 again, made with the module parameter
 # steer=STEER, and the VLAN's GID back on it
 relink() {
@@ -151,6 +192,7 @@ ul_vlan_vhca_a() {
 	capture_stop
 	check "guest a: its frames and the peer's leave tagged, priority 5" \
 		tagged_p5 100
+	vid_step_a
 	check "guest a: vhca0 again, with steer=0" relink 0
 	rx0=$(stat rcvd_pkts) udp0=$(udp_in)
 	check "guest a: rc data-checked over VLAN 100 through the socket (server)" \
@@ -176,6 +218,7 @@ ul_vlan_vhca_b() {
 		retry timeout 60 ucmatose -s 10.100.0.1 -c 4
 	check "guest b: ib_send_bw -R -T 16 over VLAN 100 (client)" \
 		retry sendbw_cm vhca0 -p 18600 10.100.0.1
+	vid_step_b
 	check "guest b: rc data-checked over VLAN 100 to a's socket (client)" \
 		retry vdc vhca0 $(dc_args rc) 10.100.0.1
 	check "guest b: VLAN removed" vlan_down
