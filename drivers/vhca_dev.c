@@ -317,8 +317,9 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 }
 
 /*
- * Whether @ndev is, or is to be under @upper, a port of a device that
- * takes what it receives (a bridge, a bond or team, an Open vSwitch).
+ * Devices that take what their ports receive (a bridge, a bond or team,
+ * an Open vSwitch): whether @upper is one, and whether @ndev is a port
+ * of one.
  */
 static bool vhca_dev_master_takes(const struct net_device *upper)
 {

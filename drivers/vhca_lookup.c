@@ -10,6 +10,7 @@
  * the device a GID belongs to: traffic between vhca devices of this host
  * stays off the network.
  */
+#include <linux/if_vlan.h>
 #include <linux/rculist.h>
 #include <linux/wait_bit.h>
 #include <rdma/ib_cache.h>
@@ -115,9 +116,11 @@ struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index)
 
 /**
  * vhca_dev_by_netdev_rcu() - the vhca device bound to a netdev
- * @ndev: the netdev
+ * @ndev: the netdev, or a VLAN device above it
  *
- * For the receive path.  Caller holds rcu_read_lock().
+ * For the receive path.  A VLAN's GIDs are its real device's link's (no
+ * link is on a VLAN device: vhca_dev.c refuses it), so a VLAN device
+ * stands for its real device.  Caller holds rcu_read_lock().
  *
  * Return: the device, or NULL.
  */
@@ -125,6 +128,8 @@ struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev)
 {
 	struct vhca_dev *vdev;
 
+	if (is_vlan_dev(ndev))
+		ndev = vlan_dev_real_dev(ndev);
 	list_for_each_entry_rcu(vdev, &vhca_dev_list, list)
 		if (vdev->ndev == ndev)
 			return vdev;

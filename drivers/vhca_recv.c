@@ -181,12 +181,8 @@ out:
  */
 int vhca_recv_udp(struct sock *sk, struct sk_buff *skb)
 {
-	struct net_device *dev = skb->dev;
-	struct vhca_dev *vdev = vhca_dev_by_netdev_rcu(dev);
+	struct vhca_dev *vdev = vhca_dev_by_netdev_rcu(skb->dev);
 
-	/* a VLAN's GIDs are its real device's link's (vhca_dev.c) */
-	if (!vdev && is_vlan_dev(dev))
-		vdev = vhca_dev_by_netdev_rcu(vlan_dev_real_dev(dev));
 	if (vdev)
 		vhca_recv_roce(vdev, skb);
 	else
@@ -516,7 +512,7 @@ void vhca_recv_vlan_event(struct net_device *dev, unsigned long event)
 	if (event != NETDEV_REGISTER)
 		return;
 	rcu_read_lock();
-	vdev = vhca_dev_by_netdev_rcu(vlan_dev_real_dev(dev));
+	vdev = vhca_dev_by_netdev_rcu(dev);
 	/* whether it is steered changes only under rtnl, which is held */
 	if (vdev && !vdev->steered)
 		vdev = NULL;
