@@ -337,7 +337,7 @@ link_refused "a non-Ethernet netdev (lo) is refused: EINVAL" \
 	"Invalid argument" "lo: vhca: not an Ethernet device" vhcalo lo
 ip link add link veth1 name veth1.5 type vlan id 5
 link_refused "a VLAN is refused: EINVAL" "Invalid argument" \
-	"veth1.5: vhca: use the VLAN.s real device" vhcav veth1.5
+	"veth1.5: vhca: a VLAN device: add the link on veth1," vhcav veth1.5
 ip link del veth1.5
 check "a missing netdev is refused" \
 	bash -c '! rdma link add vhcax type vhca netdev nosuchdev'
