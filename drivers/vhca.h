@@ -250,7 +250,16 @@ enum vhca_mr_type {
 	VHCA_MR_DMA,	/* all of the kernel's memory: get_dma_mr */
 	VHCA_MR_FAST,	/* a page list, valid between REG_MR and invalidation */
 	VHCA_MR_MW,	/* a memory window: a view onto a user MR, by rkey */
+	VHCA_MR_ODP,	/* user memory paged in on demand (vhca_odp.c) */
 };
+
+/*
+ * Not an IB_ACCESS_* flag: a lookup (vhca_mr_find(), vhca_sges(),
+ * vhca_mr_find_remote()) that may be given an ODP MR, because its caller
+ * faults pages in when a copy finds them missing (vhca_copy_held() with a
+ * struct vhca_fault).  Other paths get no ODP MR: an access error.
+ */
+#define VHCA_FIND_ODP	BIT(30)
 
 /**
  * struct vhca_mr - a memory region, or the engine's side of a window
@@ -264,16 +273,20 @@ enum vhca_mr_type {
  *	MR has 0 (no key) until a REG_MR WQE runs and again once invalidated,
  *	whatever its user wrote into ibmr.  Released after the fields below.
  * @type: enum vhca_mr_type
- * @umem: the pinned user memory
+ * @umem: the pinned user memory, or an ODP MR's (struct ib_umem_odp)
  * @iova: the address the region starts at for its users
  * @length: its length
  * @access: IB_ACCESS_* the region grants
  * @pd: its protection domain
  * @pages: the pinned pages of a user MR, in order
  * @offset: where iova falls in the first page (or fast-register page)
+ * @odp_map: an ODP MR's pages the engine may touch: struct page
+ *	pointers, bit 0 set if writable, 0 where there is none (vhca_odp.c)
+ * @odp_inval: an ODP MR's invalidations under way
+ * @odp_users: an ODP MR's faults under way, plus one until deregistration
  * @fpages: a fast-register MR's page list: kernel virtual addresses, as
  *	the core's virtual DMA mapping hands them out
- * @max_pages: room in @fpages
+ * @max_pages: room in @fpages, @pages or @odp_map
  * @npages: entries map_mr_sg filled in
  * @page_shift: log2 of the page size of @fpages, fixed by REG_MR
  * @rcu: kernel MRs are freed after a grace period without waiting for it
@@ -303,6 +316,9 @@ struct vhca_mr {
 	struct ib_pd *pd;
 	struct page **pages;
 	u32 offset;
+	unsigned long *odp_map;
+	atomic_t odp_inval;
+	atomic_t odp_users;
 	u64 *fpages;
 	u32 max_pages;
 	u32 npages;
@@ -340,6 +356,20 @@ struct vhca_seg {
 	const u8 *kbuf;
 	u8 *kdst;
 	u32 len;
+};
+
+/**
+ * struct vhca_fault - pages of an ODP MR that a copy found missing
+ * @mr: the MR, found under RCU: vhca_odp_get() it before leaving RCU
+ * @va: the first byte the copy needed
+ * @len: how many it needed there
+ * @write: it was to write them
+ */
+struct vhca_fault {
+	struct vhca_mr *mr;
+	u64 va;
+	u32 len;
+	bool write;
 };
 
 /*
@@ -516,6 +546,10 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  * @off: the bytes moved
  * @opcode: its opcode, when it started
  * @took: the responder's receive WQE was taken for it (into qp->rwqe)
+ * @fault: the ODP pages the last chunk found missing (vhca_local.c)
+ * @faults: faults in a row for this chunk
+ * @fault_failed: the side (vhca_copy_held()'s 1 or 2) whose fault failed:
+ *	the chunk's next copy fails as if its key had gone
  *
  * A SEND, RDMA WRITE or RDMA READ moves VHCA_EXEC_RUN bytes a run of the
  * send ring.  Between runs the WQE's slot is the user's to rewrite: the
@@ -528,6 +562,9 @@ struct vhca_exec_state {
 	u32 off;
 	u8 opcode;
 	bool took;
+	struct vhca_fault fault;
+	u8 faults;
+	u8 fault_failed;
 };
 
 /* Largest receive WQE: the header and VHCA_MAX_SGE SGEs, rounded up. */
@@ -745,6 +782,18 @@ int vhca_mr_fast_reg(struct vhca_dev *vdev, struct ib_pd *pd, u32 key,
 		     u64 iova, u64 length, int access, u32 page_shift);
 bool vhca_mr_read_begin(struct vhca_mr *mr, u32 key);
 void vhca_mr_read_end(struct vhca_mr *mr);
+
+/* vhca_odp.c */
+int vhca_odp_init(void);
+void vhca_odp_exit(void);
+int vhca_odp_init_mr(struct vhca_mr *mr, u64 start, u64 len);
+void vhca_odp_release(struct vhca_mr *mr);
+bool vhca_odp_get(struct vhca_mr *mr);
+void vhca_odp_put(struct vhca_mr *mr);
+int vhca_odp_fault(struct vhca_mr *mr, u64 va, u64 len, bool write,
+		   bool fault);
+bool vhca_odp_hold(struct vhca_mr *mr, u64 va, u32 len, bool write);
+void *vhca_odp_map(struct vhca_mr *mr, u64 va, u32 *room);
 
 /* vhca_mcast.c */
 extern const struct ib_device_ops vhca_mcast_ops;

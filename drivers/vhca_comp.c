@@ -144,7 +144,7 @@ static bool vhca_comp_place(struct vhca_qp *qp, u32 idx, const u8 *data,
 			       IB_ACCESS_LOCAL_WRITE);
 	if (room >= 0 && !(w->flags & VHCA_SWQE_F_INLINE) &&
 	    off + len <= room)
-		ok = !vhca_copy_held(qp->seg, ns, off, &src_seg, 1, 0, len);
+		ok = !vhca_copy_held(qp->seg, ns, off, &src_seg, 1, 0, len, NULL);
 	rcu_read_unlock();
 	return ok;
 }

@@ -17,6 +17,7 @@
 #include <linux/workqueue.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -139,6 +140,27 @@ static inline struct ib_umem *vhca_umem_get(struct ib_device *dev,
 	return ib_umem_get(dev, addr, len, access);
 #endif
 }
+
+/*
+ * An ODP umem's HMM pfns, as ib_umem_odp_map_dma_and_lock() left them, and
+ * the access masks it takes: the umem's own bits before 6.16, HMM's since.
+ */
+static inline unsigned long *vhca_odp_pfns(struct ib_umem_odp *odp)
+{
+#ifdef VHCA_HAVE_UMEM_ODP_MAP
+	return odp->map.pfn_list;
+#else
+	return odp->pfn_list;
+#endif
+}
+
+#ifdef VHCA_HAVE_UMEM_ODP_MAP
+#define VHCA_ODP_ACCESS_READ	0
+#define VHCA_ODP_ACCESS_WRITE	HMM_PFN_WRITE
+#else
+#define VHCA_ODP_ACCESS_READ	ODP_READ_ALLOWED_BIT
+#define VHCA_ODP_ACCESS_WRITE	(ODP_READ_ALLOWED_BIT | ODP_WRITE_ALLOWED_BIT)
+#endif
 
 /* A UDP tunnel socket is set up and released by its struct sock, or whole. */
 static inline void vhca_udp_tunnel_setup(struct net *net, struct socket *sock,

@@ -286,6 +286,15 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			      IB_DEVICE_SRQ_RESIZE;
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/*
+	 * ODP MRs can be registered and prefetched, and the same-host
+	 * engine faults their pages in; the wire's requester and responder
+	 * do not yet, so no transport is advertised.
+	 */
+	if (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)) {
+		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+		a->odp_caps.general_caps = IB_ODP_SUPPORT;
+	}
 	a->max_pd = VHCA_MAX_PD;
 	a->max_cq = VHCA_MAX_CQ;
 	a->max_srq = VHCA_MAX_SRQ;

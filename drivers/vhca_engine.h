@@ -12,6 +12,7 @@
 /* vhca_engine.c: the send rings' scheduler */
 #define VHCA_RNR	0x100	/* not a status: try the WQE again later */
 #define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
+#define VHCA_FAULT	0x103	/* not a status: fault ODP pages in, again */
 
 /* Where a run of the send ring stopped. */
 enum vhca_sq_stop {

@@ -53,7 +53,9 @@ static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
 static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
 				   u32 len, int access)
 {
-	if ((READ_ONCE(peer->attr.qp_access_flags) & access) != access)
+	int qp_access = access & ~VHCA_FIND_ODP;
+
+	if ((READ_ONCE(peer->attr.qp_access_flags) & qp_access) != qp_access)
 		return NULL;
 	return vhca_mr_find_remote(to_vdev(peer->ibqp.device), rkey, peer,
 				   access, va, len);
@@ -73,6 +75,12 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
  */
 #define VHCA_EXEC_RUN		(4 * VHCA_EXEC_CHUNK)
 #define VHCA_MORE		0x101	/* not a status: the WQE goes on */
+/*
+ * Faults of one chunk in a row before its copy fails: each was undone by
+ * an invalidation before the copy could start, which a process unmapping
+ * and mapping its buffer in a loop could do for ever.
+ */
+#define VHCA_ODP_TRIES		16
 
 /*
  * Where a SEND of @len bytes lands: the receive WQE taken for it
@@ -93,7 +101,7 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 	s64 room;
 
 	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
-			 IB_ACCESS_LOCAL_WRITE, dseg, nd);
+			 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, dseg, nd);
 	if (room < 0 || room < len) {
 		x->took = false;	/* completed here */
 		vhca_recv_done(peer, rwqe->wr_id,
@@ -114,11 +122,45 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 	return true;
 }
 
+/* Whether any of @n segments is of an ODP MR. */
+static bool vhca_segs_odp(const struct vhca_seg *seg, unsigned int n)
+{
+	while (n--)
+		if (seg[n].mr && seg[n].mr->type == VHCA_MR_ODP)
+			return true;
+	return false;
+}
+
+/*
+ * vhca_copy_held() of @n bytes at x->off of both sides, for a chunk.  A
+ * missing ODP page is kept in x->fault, its MR held, for vhca_exec() to
+ * fault in (VHCA_COPY_FAULT); unless the fault of that side failed last
+ * time, when the copy fails as if that side's key had gone.
+ */
+static int vhca_exec_copy(struct vhca_exec_state *x,
+			  const struct vhca_seg *dseg, unsigned int nd,
+			  const struct vhca_seg *sseg, unsigned int ns, u32 n)
+{
+	struct vhca_fault f;
+	int lost, side;
+
+	lost = vhca_copy_held(dseg, nd, x->off, sseg, ns, x->off, n, &f);
+	if (lost != VHCA_COPY_FAULT)
+		return lost;
+	side = f.write ? 2 : 1;
+	if (x->fault_failed == side || !vhca_odp_get(f.mr))
+		return side;
+	x->fault = f;
+	return VHCA_COPY_FAULT;
+}
+
 /*
  * The next chunk of @qp's current WQE: SEND, RDMA WRITE or RDMA READ.
  * Returns the requester's completion status, VHCA_RNR when the responder
- * has no receive WQE yet, or VHCA_MORE when bytes are left.  Everything
- * is looked up anew for each chunk.  Caller holds rcu_read_lock().
+ * has no receive WQE yet, VHCA_FAULT when pages of an ODP MR must be
+ * faulted in first (x->fault), or VHCA_MORE when bytes are left.
+ * Everything is looked up anew for each chunk.  Caller holds
+ * rcu_read_lock().
  */
 static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 			   const struct vhca_swqe *w, struct vhca_seg *sseg,
@@ -141,15 +183,18 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	/* A READ's local SGEs are written, everything else's read. */
 	len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
-			      reads ? IB_ACCESS_LOCAL_WRITE : 0);
+			      (reads ? IB_ACCESS_LOCAL_WRITE : 0) |
+			      VHCA_FIND_ODP);
 	if (len < 0)
 		return -len;
 	if (!x->off) {
 		x->len = len;
 		x->opcode = w->opcode;
 		x->wr_id = w->wr_id;
+		/* the wire's requester faults no ODP page in (yet) */
 		if (!rc && READ_ONCE(qp->dst_dev) == U32_MAX)
-			return vhca_req_uc(vdev, qp, w, sseg, ns, len);
+			return vhca_segs_odp(sseg, ns) ? IB_WC_LOC_PROT_ERR :
+			       vhca_req_uc(vdev, qp, w, sseg, ns, len);
 	} else if (len != x->len) {
 		return IB_WC_LOC_LEN_ERR;	/* rewritten between chunks */
 	} else if (w->opcode != x->opcode || w->wr_id != x->wr_id) {
@@ -165,7 +210,7 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 		int access = reads ? IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE;
 
 		rmr = vhca_remote(peer, w->rdma.rkey, w->rdma.remote_addr, len,
-				  access);
+				  access | VHCA_FIND_ODP);
 		if (!rmr)
 			return refused;
 		dseg[0] = (struct vhca_seg){ .mr = rmr, .key = w->rdma.rkey,
@@ -176,11 +221,13 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	n = min_t(s64, len - x->off, VHCA_EXEC_CHUNK);
 	if (reads) {
 		/* the peer's bytes into our SGEs */
-		switch (vhca_copy_held(sseg, ns, x->off, dseg, nd, x->off, n)) {
+		switch (vhca_exec_copy(x, sseg, ns, dseg, nd, n)) {
 		case 1:
 			return refused;
 		case 2:
 			return IB_WC_LOC_PROT_ERR;
+		case VHCA_COPY_FAULT:
+			return VHCA_FAULT;
 		}
 		x->off += n;
 		return x->off < len ? VHCA_MORE : IB_WC_SUCCESS;
@@ -199,7 +246,9 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 	if (send && !vhca_exec_recv_sges(qp, peer, w, dseg, &nd, len, &status))
 		return status;
-	lost = vhca_copy_held(dseg, nd, x->off, sseg, ns, x->off, n);
+	lost = vhca_exec_copy(x, dseg, nd, sseg, ns, n);
+	if (lost == VHCA_COPY_FAULT)
+		return VHCA_FAULT;
 	if (lost) {
 		/*
 		 * A receive taken before any byte moved completes here (after
@@ -232,6 +281,24 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
+ * Fault in the pages a chunk found missing (x->fault), outside RCU: the
+ * MR is held.  If that fails (nothing mapped there, or not writable), or
+ * the pages keep going before the chunk can copy (invalidated again each
+ * time: VHCA_ODP_TRIES), the chunk's next attempt fails the copy.
+ */
+static void vhca_exec_fault(struct vhca_exec_state *x)
+{
+	struct vhca_fault *f = &x->fault;
+	int err;
+
+	err = vhca_odp_fault(f->mr, f->va, f->len, f->write, true);
+	vhca_odp_put(f->mr);
+	if (err || ++x->faults >= VHCA_ODP_TRIES)
+		x->fault_failed = f->write ? 2 : 1;
+	cond_resched();
+}
+
+/*
  * Execute @qp's current WQE, a SEND, RDMA WRITE or RDMA READ, chunk by
  * chunk, VHCA_EXEC_RUN bytes of it at most.  Returns as vhca_exec_chunk()
  * does, with VHCA_PARTIAL instead of VHCA_MORE: qp->exec says where the
@@ -248,6 +315,12 @@ int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 		rcu_read_lock();
 		status = vhca_exec_chunk(vdev, qp, w, sseg, dseg, &qp->exec);
 		rcu_read_unlock();
+		if (status == VHCA_FAULT) {
+			vhca_exec_fault(&qp->exec);
+			continue;
+		}
+		qp->exec.fault_failed = 0;
+		qp->exec.faults = 0;
 		if (status != VHCA_MORE) {
 			if (status != VHCA_RNR)
 				vhca_exec_abort(qp);

@@ -84,9 +84,12 @@ static int __init vhca_init(void)
 {
 	int err;
 
-	err = vhca_work_init();
+	err = vhca_odp_init();
 	if (err)
 		return err;
+	err = vhca_work_init();
+	if (err)
+		goto err_odp;
 	err = vhca_net_init(vhca_recv_udp);
 	if (err)
 		goto err_work;
@@ -101,6 +104,8 @@ err_net:
 	vhca_net_exit();
 err_work:
 	vhca_work_exit();
+err_odp:
+	vhca_odp_exit();
 	return err;
 }
 
@@ -120,6 +125,7 @@ static void __exit vhca_exit(void)
 	vhca_work_exit();
 	vhca_ring_exit();
 	rcu_barrier();	/* kernel MRs are freed by RCU callbacks */
+	vhca_odp_exit();
 }
 
 module_init(vhca_init);

@@ -16,19 +16,27 @@
 
 /*
  * What a vhca MR can grant; the core has already checked the combination.
- * MW_BIND lets windows be bound to it (user MRs only: see vhca_mw.c).
+ * MW_BIND lets windows be bound to it (pinned user MRs only: see
+ * vhca_mw.c).  ON_DEMAND: its pages are faulted in as the engine needs
+ * them (vhca_odp.c).
  */
 #define VHCA_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			IB_ACCESS_RELAXED_ORDERING | IB_ACCESS_MW_BIND | \
-			VHCA_ACCESS_FLUSH_GLOBAL)
+			VHCA_ACCESS_FLUSH_GLOBAL | IB_ACCESS_ON_DEMAND)
 
-/* A key's entry if @key is valid and it grants @access in @pd. */
+/*
+ * A key's entry if @key is valid and it grants @access in @pd; an ODP MR
+ * only if @access has VHCA_FIND_ODP.
+ */
 static struct vhca_mr *vhca_key_get(struct vhca_dev *vdev, u32 key,
 				    struct ib_pd *pd, int access, u64 va,
 				    u32 len)
 {
 	struct vhca_mr *mr = xa_load(&vdev->mr_xa, key >> 8);
+	bool odp = access & VHCA_FIND_ODP;
+
+	access &= ~VHCA_FIND_ODP;
 
 	/*
 	 * Acquire pairs with the release of REG_MR and of a window's bind:
@@ -36,7 +44,8 @@ static struct vhca_mr *vhca_key_get(struct vhca_dev *vdev, u32 key,
 	 */
 	if (!mr || smp_load_acquire(&mr->key) != key ||
 	    READ_ONCE(mr->pd) != pd ||
-	    (READ_ONCE(mr->access) & access) != access || va + len < va)
+	    (READ_ONCE(mr->access) & access) != access || va + len < va ||
+	    (mr->type == VHCA_MR_ODP && !odp))
 		return NULL;
 	return mr;
 }
@@ -57,7 +66,7 @@ static bool vhca_key_covers(const struct vhca_mr *mr, u64 va, u32 len)
  * @vdev: the device
  * @key: an lkey
  * @pd: the PD of the QP using it
- * @access: IB_ACCESS_* the use needs
+ * @access: IB_ACCESS_* the use needs, and VHCA_FIND_ODP if an ODP MR will do
  * @va: the first byte used
  * @len: bytes used
  *
@@ -152,6 +161,8 @@ void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room)
 	case VHCA_MR_DMA:
 		*room = PAGE_SIZE - offset_in_page(va);
 		return (void *)(uintptr_t)va;
+	case VHCA_MR_ODP:
+		return vhca_odp_map(mr, va, room);
 	case VHCA_MR_FAST:
 		shift = READ_ONCE(mr->page_shift);
 		size = 1ULL << shift;
@@ -180,14 +191,16 @@ void *vhca_mr_map(struct vhca_mr *mr, u64 va, u32 *room)
 void vhca_mr_unmap(struct vhca_mr *mr, void *p)
 {
 	/* a window's MR is a user MR */
-	if (mr->type == VHCA_MR_USER || mr->type == VHCA_MR_MW)
+	if (mr->type == VHCA_MR_USER || mr->type == VHCA_MR_MW ||
+	    mr->type == VHCA_MR_ODP)
 		kunmap_local(p);
 }
 
 /* MRs and windows of user processes, as against the kernel's. */
 static bool vhca_mr_user(const struct vhca_mr *mr)
 {
-	return mr->type == VHCA_MR_USER || mr->type == VHCA_MR_MW;
+	return mr->type == VHCA_MR_USER || mr->type == VHCA_MR_MW ||
+	       mr->type == VHCA_MR_ODP;
 }
 
 /*
@@ -279,6 +292,42 @@ static int vhca_mr_pages(struct vhca_mr *mr)
 	return 0;
 }
 
+/*
+ * An ODP MR: nothing pinned; pages come in as the engine needs them.
+ * Windows cannot be bound to one: a window's copies would have to fault
+ * through its MR.
+ */
+static struct ib_mr *vhca_mr_reg_odp(struct ib_pd *ibpd, u64 start, u64 len,
+				     u64 iova, int access)
+{
+	struct vhca_mr *mr;
+	int err;
+
+	if (access & IB_ACCESS_MW_BIND)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->type = VHCA_MR_ODP;
+	mr->iova = iova;
+	mr->length = len;
+	mr->access = access;
+	mr->pd = ibpd;
+	err = vhca_odp_init_mr(mr, start, len);
+	if (err)
+		goto err_free;
+	err = vhca_mr_key_alloc(to_vdev(ibpd->device), mr, true);
+	if (err)
+		goto err_odp;
+	return &mr->ibmr;
+
+err_odp:
+	vhca_odp_release(mr);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
 static struct ib_mr *vhca_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 len,
 				      u64 iova, int access)
 {
@@ -287,9 +336,11 @@ static struct ib_mr *vhca_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 len,
 	int err;
 
 	if (access & ~VHCA_MR_ACCESS)
-		return ERR_PTR(-EOPNOTSUPP);	/* MW_BIND, ZERO_BASED, ... */
+		return ERR_PTR(-EOPNOTSUPP);	/* ZERO_BASED, HUGETLB, ... */
 	if (!len || iova + len < iova)
 		return ERR_PTR(-EINVAL);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return vhca_mr_reg_odp(ibpd, start, len, iova, access);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
@@ -358,7 +409,7 @@ static struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	int new_access = flags & IB_MR_REREG_ACCESS ? access : mr->access;
 	struct ib_mr *new = NULL;
 
-	if (mr->type != VHCA_MR_USER)
+	if (mr->type != VHCA_MR_USER && mr->type != VHCA_MR_ODP)
 		return ERR_PTR(-EINVAL);
 	if (new_access & ~VHCA_MR_ACCESS)
 		return ERR_PTR(-EOPNOTSUPP);
@@ -367,7 +418,8 @@ static struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 		return ERR_PTR(-EBUSY);
 	if (flags & IB_MR_REREG_TRANS)
 		new = vhca_mr_reg_user(new_pd, start, length, iova, new_access);
-	else if (ib_access_writable(new_access) && !mr->umem->writable)
+	else if ((ib_access_writable(new_access) && !mr->umem->writable) ||
+		 ((new_access ^ mr->access) & IB_ACCESS_ON_DEMAND))
 		new = vhca_mr_reg_user(new_pd, mr->umem->address, mr->length,
 				       mr->iova, new_access);
 	if (new) {
@@ -532,9 +584,10 @@ static void vhca_mr_free_rcu(struct rcu_head *head)
 
 /*
  * The engine finds MRs under RCU: gone from the xarray, then a grace
- * period.  A user MR's pages are unpinned after it, which can sleep; a
- * kernel MR is freed by RCU, so that ULPs freeing pools of them (every
- * nvme-rdma queue has one) do not wait a grace period per MR.
+ * period.  A user MR's pages are unpinned after it (an ODP MR's notifier
+ * goes), which can sleep; a kernel MR is freed by RCU, so that ULPs
+ * freeing pools of them (every nvme-rdma queue has one) do not wait a
+ * grace period per MR.
  */
 static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
@@ -547,18 +600,78 @@ static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (atomic_cmpxchg(&mr->nr_mw, 0, -1) > 0)
 		return -EBUSY;
 	vhca_mr_key_free(to_vdev(ibmr->device), mr);
-	if (mr->type != VHCA_MR_USER) {
+	if (!mr->umem) {
 		call_rcu(&mr->rcu, vhca_mr_free_rcu);
 		return 0;
 	}
 	synchronize_rcu();
-	kvfree(mr->pages);
-	ib_umem_release(mr->umem);
+	if (mr->type == VHCA_MR_ODP) {
+		vhca_odp_release(mr);
+	} else {
+		kvfree(mr->pages);
+		ib_umem_release(mr->umem);
+	}
 	kfree(mr);
 	return 0;
 }
 
+/**
+ * vhca_advise_mr() - prefetch pages of ODP MRs (ibv_advise_mr())
+ * @pd: the PD the lkeys must be of
+ * @advice: PREFETCH (for reading), PREFETCH_WRITE, or PREFETCH_NO_FAULT
+ *	(map what the process has, fault nothing in)
+ * @flags: IB_UVERBS_ADVISE_MR_FLAG_FLUSH: done when this returns
+ * @sg_list: the ranges, each by the lkey of an ODP MR
+ * @num_sge: how many
+ * @attrs: the uverbs call's
+ *
+ * Each range is faulted in before this returns, with or without FLUSH:
+ * the hint is then taken earlier than asked, never later.
+ *
+ * Return: 0, -EOPNOTSUPP for an advice or flag vhca does not know,
+ * -EFAULT for an lkey that is not an ODP MR of @pd (writable for
+ * PREFETCH_WRITE), a range outside it or not in the process's memory.
+ */
+static int vhca_advise_mr(struct ib_pd *pd,
+			  enum ib_uverbs_advise_mr_advice advice, u32 flags,
+			  struct ib_sge *sg_list, u32 num_sge,
+			  struct uverbs_attr_bundle *attrs)
+{
+	struct vhca_dev *vdev = to_vdev(pd->device);
+	bool write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	bool fault = advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+	u32 i;
+
+	if (advice > IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT ||
+	    (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH))
+		return -EOPNOTSUPP;
+	for (i = 0; i < num_sge; i++) {
+		struct ib_sge *sge = &sg_list[i];
+		struct vhca_mr *mr;
+		int err;
+
+		if (!sge->length)
+			continue;
+		rcu_read_lock();
+		mr = vhca_mr_find(vdev, sge->lkey, pd,
+				  VHCA_FIND_ODP |
+				  (write ? IB_ACCESS_LOCAL_WRITE : 0),
+				  sge->addr, sge->length);
+		if (mr && (mr->type != VHCA_MR_ODP || !vhca_odp_get(mr)))
+			mr = NULL;
+		rcu_read_unlock();
+		if (!mr)
+			return -EFAULT;
+		err = vhca_odp_fault(mr, sge->addr, sge->length, write, fault);
+		vhca_odp_put(mr);
+		if (err)
+			return err == -EAGAIN ? err : -EFAULT;
+	}
+	return 0;
+}
+
 const struct ib_device_ops vhca_mr_ops = {
+	.advise_mr = vhca_advise_mr,
 	.alloc_mr = vhca_alloc_mr,
 	.dereg_mr = vhca_dereg_mr,
 	.get_dma_mr = vhca_get_dma_mr,

@@ -133,7 +133,7 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 		doff = r->off;
 	}
 	/* a LOCAL_INV elsewhere that completed keeps this packet out */
-	if (vhca_copy_held(r->seg, nd, doff, &data, 1, 0, m->len))
+	if (vhca_copy_held(r->seg, nd, doff, &data, 1, 0, m->len, NULL))
 		return r->write ? IB_WC_REM_ACCESS_ERR : IB_WC_LOC_PROT_ERR;
 	r->off += m->len;
 	return IB_WC_SUCCESS;

@@ -234,7 +234,7 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	static const char * const kind[] = {
 		[VHCA_MR_USER] = "user", [VHCA_MR_DMA] = "dma",
-		[VHCA_MR_FAST] = "fast-reg",
+		[VHCA_MR_FAST] = "fast-reg", [VHCA_MR_ODP] = "odp",
 	};
 	struct vhca_mr *mr = to_vmr(ibmr);
 	struct nlattr *table;

@@ -289,51 +289,109 @@ s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
- * Only fast-register MRs and windows can lose their key: the others need
- * no hold.
+ * Fast-register MRs and windows can lose their key, and ODP MRs their
+ * pages: a copy through one of those holds it (vhca_range_hold()).
  */
-static bool vhca_seg_fast(const struct vhca_seg *seg)
+static bool vhca_seg_held(const struct vhca_seg *seg)
 {
 	return seg->mr && (seg->mr->type == VHCA_MR_FAST ||
-			   seg->mr->type == VHCA_MR_MW);
+			   seg->mr->type == VHCA_MR_MW ||
+			   seg->mr->type == VHCA_MR_ODP);
 }
 
-void vhca_segs_release(const struct vhca_seg *seg, unsigned int n)
+static bool vhca_segs_held(const struct vhca_seg *seg, unsigned int n)
 {
 	while (n--)
-		if (vhca_seg_fast(&seg[n]))
-			vhca_mr_read_end(seg[n].mr);
+		if (vhca_seg_held(&seg[n]))
+			return true;
+	return false;
 }
 
 /*
- * Keep the fast-register MRs of @seg valid while the local engine copies
- * a chunk: LOCAL_INV and SEND_WITH_INV, on any QP and CPU, complete only
- * once vhca_segs_release() let go (vhca_mr_revoke() waits).  Returns
- * false, holding nothing, if a key went since it was looked up.  Bottom
- * halves off from here to the release: the invalidation spins, and may
- * run in softirq on this CPU.
+ * Let go of the segments vhca_range_hold() held, those from @c on, @n of
+ * them.
  */
-bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n)
+static void vhca_range_release(struct vhca_cursor c, unsigned int n)
 {
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		if (!vhca_seg_fast(&seg[i]))
-			continue;
-		if (!vhca_mr_read_begin(seg[i].mr, seg[i].key)) {
-			vhca_segs_release(seg, i);
-			return false;
-		}
-	}
-	return true;
+	for (; n; n--, c.seg++)
+		if (vhca_seg_held(c.seg))
+			vhca_mr_read_end(c.seg->mr);
 }
 
-static bool vhca_segs_fast(const struct vhca_seg *seg, unsigned int n)
+/*
+ * Hold the segments that @len bytes from @c touch, for a copy that
+ * writes them if @write: a fast-register MR's or window's key stays
+ * valid (LOCAL_INV and SEND_WITH_INV, on any QP and CPU, complete only
+ * once vhca_range_release() let go: vhca_mr_revoke() waits), and an ODP
+ * MR's pages stay (its invalidation waits: vhca_odp.c).  Bottom halves
+ * off from here to the release: the invalidations spin, and may run in
+ * softirq on this CPU.
+ *
+ * Returns 0; -ENOENT if a key went since it was looked up; or -EFAULT if
+ * an ODP page is missing, which @f (if not NULL) then describes.  Nothing
+ * is held on failure.
+ */
+static int vhca_range_hold(struct vhca_cursor c, u32 len, bool write,
+			   struct vhca_fault *f)
 {
-	while (n--)
-		if (vhca_seg_fast(&seg[n]))
-			return true;
-	return false;
+	struct vhca_cursor first = c;
+	unsigned int n = 0;
+
+	while (len) {
+		const struct vhca_seg *seg = c.seg;
+		u32 k = min(len, seg->len - c.off);
+		bool ok = true;
+
+		if (!k) {
+			c.seg++;
+			c.off = 0;
+			continue;
+		}
+		if (seg->mr && seg->mr->type == VHCA_MR_ODP) {
+			ok = vhca_odp_hold(seg->mr, seg->va + c.off, k, write);
+			if (!ok && f)
+				*f = (struct vhca_fault){ .mr = seg->mr,
+							  .va = seg->va + c.off,
+							  .len = k,
+							  .write = write };
+		} else if (vhca_seg_held(seg)) {
+			ok = vhca_mr_read_begin(seg->mr, seg->key);
+		}
+		if (!ok) {
+			vhca_range_release(first, n);
+			return seg->mr->type == VHCA_MR_ODP ? -EFAULT : -ENOENT;
+		}
+		n++;
+		len -= k;
+		c.seg++;
+		c.off = 0;
+	}
+	return 0;
+}
+
+/* How many segments vhca_range_hold() held for @len bytes from @c. */
+static unsigned int vhca_range_segs(struct vhca_cursor c, u32 len)
+{
+	unsigned int n = 0;
+
+	while (len) {
+		u32 k = min(len, c.seg->len - c.off);
+
+		n += k != 0;
+		len -= k;
+		c.seg++;
+		c.off = 0;
+	}
+	return n;
+}
+
+/*
+ * The code vhca_copy_held() returns for a side (1 the source, 2 the
+ * destination) whose hold failed with @err.
+ */
+static int vhca_copy_lost(int side, int err, struct vhca_fault *f)
+{
+	return err == -EFAULT && f ? VHCA_COPY_FAULT : side;
 }
 
 /**
@@ -345,40 +403,50 @@ static bool vhca_segs_fast(const struct vhca_seg *seg, unsigned int n)
  * @ns: how many
  * @soff: where in them the copy starts
  * @len: bytes to copy; both sides have that many from their offsets
+ * @f: where to say which pages to fault in, or NULL if the caller cannot
+ *	(it then gives no ODP MR: see VHCA_FIND_ODP)
  *
- * vhca_copy(), with the fast-register MRs of both sides held against
- * invalidation (vhca_segs_hold()): once a LOCAL_INV or SEND_WITH_INV has
- * completed, no byte of the copy moves in or out of its MR.  Any context;
- * caller holds rcu_read_lock().
+ * vhca_copy(), with what both sides touch held (vhca_range_hold()): once
+ * a LOCAL_INV or SEND_WITH_INV has completed, no byte of the copy moves
+ * in or out of its MR; once an ODP MR's pages are invalidated, none moves
+ * in or out of them.  Any context; caller holds rcu_read_lock().
  *
- * Return: 0, or which side lost a key since it was looked up, copying
- * nothing: 1 the source, 2 the destination.
+ * Return: 0, or, copying nothing: which side lost a key since it was
+ * looked up (1 the source, 2 the destination), or VHCA_COPY_FAULT: @f
+ * says which pages of an ODP MR to fault in (vhca_odp_fault()) before
+ * trying again.  Without @f a missing page counts as a lost key.
  */
 int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
 		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
-		   u32 len)
+		   u32 len, struct vhca_fault *f)
 {
 	struct vhca_cursor dst = { .seg = dseg, .nseg = nd };
 	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
-	int lost = 0;
+	int lost = 0, err;
 
 	vhca_cursor_skip(&dst, doff);
 	vhca_cursor_skip(&src, soff);
-	/* MRs that keep their key need no hold: no need to stop softirqs */
-	if (!vhca_segs_fast(dseg, nd) && !vhca_segs_fast(sseg, ns)) {
+	/* MRs that keep their key and pages need no hold: softirqs may run */
+	if (!vhca_segs_held(dseg, nd) && !vhca_segs_held(sseg, ns)) {
 		vhca_copy(&dst, &src, len);
 		return 0;
 	}
 	local_bh_disable();
-	if (!vhca_segs_hold(sseg, ns)) {
-		lost = 1;
-	} else if (!vhca_segs_hold(dseg, nd)) {
-		vhca_segs_release(sseg, ns);
-		lost = 2;
+	err = vhca_range_hold(src, len, false, f);
+	if (err) {
+		lost = vhca_copy_lost(1, err, f);
 	} else {
-		vhca_copy(&dst, &src, len);
-		vhca_segs_release(dseg, nd);
-		vhca_segs_release(sseg, ns);
+		err = vhca_range_hold(dst, len, true, f);
+		if (err) {
+			vhca_range_release(src, vhca_range_segs(src, len));
+			lost = vhca_copy_lost(2, err, f);
+		} else {
+			struct vhca_cursor d = dst, s = src;
+
+			vhca_copy(&d, &s, len);
+			vhca_range_release(dst, vhca_range_segs(dst, len));
+			vhca_range_release(src, vhca_range_segs(src, len));
+		}
 	}
 	local_bh_enable();
 	return lost;
@@ -594,7 +662,7 @@ static u64 *vhca_atomic_map(struct vhca_mr *mr, u64 va)
 
 /*
  * Map @mr's word at @va for one atomic, holding the key it was found by
- * as vhca_segs_hold() does for a copy: a LOCAL_INV or SEND_WITH_INV of a
+ * as vhca_range_hold() does for a copy: a LOCAL_INV or SEND_WITH_INV of a
  * fast-register MR or a window completes only once vhca_atomic_end() let
  * go, so the word is never written after the key is gone nor in pages a
  * REG_MR put there since.  Bottom halves are off in between: an
@@ -604,17 +672,19 @@ static u64 *vhca_atomic_map(struct vhca_mr *mr, u64 va)
  */
 static u64 *vhca_atomic_begin(struct vhca_mr *mr, u32 key, u64 va)
 {
-	struct vhca_seg seg = { .mr = mr, .key = key };
+	struct vhca_seg seg = { .mr = mr, .key = key, .va = va,
+				.len = sizeof(u64) };
+	struct vhca_cursor c = { .seg = &seg, .nseg = 1 };
 	u64 *p;
 
 	local_bh_disable();
-	if (!vhca_segs_hold(&seg, 1)) {
+	if (vhca_range_hold(c, sizeof(u64), true, NULL)) {
 		local_bh_enable();
 		return ERR_PTR(-EACCES);
 	}
 	p = vhca_atomic_map(mr, va);
 	if (!p) {
-		vhca_segs_release(&seg, 1);
+		vhca_range_release(c, 1);
 		local_bh_enable();
 		return ERR_PTR(-EINVAL);
 	}
@@ -624,9 +694,10 @@ static u64 *vhca_atomic_begin(struct vhca_mr *mr, u32 key, u64 va)
 static void vhca_atomic_end(struct vhca_mr *mr, u32 key, u64 *p)
 {
 	struct vhca_seg seg = { .mr = mr, .key = key };
+	struct vhca_cursor c = { .seg = &seg, .nseg = 1 };
 
 	vhca_mr_unmap(mr, p);
-	vhca_segs_release(&seg, 1);
+	vhca_range_release(c, 1);
 	local_bh_enable();
 }
 

@@ -124,11 +124,12 @@ s64 vhca_sges(struct vhca_dev *vdev, const struct vhca_sge *sge, u32 num,
 	      unsigned int *nseg);
 void vhca_cursor_skip(struct vhca_cursor *c, u32 n);
 void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
-bool vhca_segs_hold(const struct vhca_seg *seg, unsigned int n);
-void vhca_segs_release(const struct vhca_seg *seg, unsigned int n);
+
+/* vhca_copy_held()'s code for "fault these pages in, then again" */
+#define VHCA_COPY_FAULT	3
 int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
 		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
-		   u32 len);
+		   u32 len, struct vhca_fault *f);
 bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
 /* a receive completion's VLAN when it came on none (the core's value) */
 #define VHCA_NO_VLAN	0xffff

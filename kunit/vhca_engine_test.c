@@ -438,35 +438,111 @@ static void mr_readers(struct kunit *test)
 }
 
 /*
- * The local engine holds the fast-register MRs of a chunk's segments; a
- * key that went since the lookup fails the hold, and leaves none held.
+ * The local engine holds the fast-register MRs of what a copy touches; a
+ * key that went since the lookup fails the copy, moves no byte and leaves
+ * nothing held.
  */
-static void segs_hold(struct kunit *test)
+static void copy_held_keys(struct kunit *test)
 {
 	struct engine_fixture *f = test->priv;
-	struct vhca_mr user = { .type = VHCA_MR_USER };
-	struct vhca_seg seg[3] = {
-		{ .mr = &f->mr, .key = f->key, .len = 16 },
-		{ .mr = &user, .key = 0x1234, .len = 16 },	/* not counted */
-		{ .mr = &f->mr, .key = f->key, .len = 16 },	/* twice */
-	};
+	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	u8 *buf = kunit_kzalloc(test, SZ_4K, GFP_KERNEL);
+	u8 out[32] = {};
+	struct vhca_seg src[2], dst = { .kdst = out, .len = sizeof(out) };
+	struct vhca_mr *mr;
+	u32 key;
 
-	f->mr.type = VHCA_MR_FAST;
-	KUNIT_EXPECT_TRUE(test, vhca_segs_hold(seg, 3));
-	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&user.readers), 0);
-	vhca_segs_release(seg, 3);
-	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
-	/* the last one's key is stale: the first is let go again */
-	seg[2].key ^= 1;
-	KUNIT_EXPECT_FALSE(test, vhca_segs_hold(seg, 3));
-	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	memset(buf, 0x5a, SZ_4K);
+	mr = fast_mr(test, f, buf, 1, &key);
+	KUNIT_ASSERT_EQ(test, vhca_mr_fast_reg(&f->vdev, &f->pd, key, 0x1000,
+					       SZ_4K, rw, 12),
+			(int)IB_WC_SUCCESS);
+	src[0] = (struct vhca_seg){ .mr = mr, .key = key, .va = 0x1000,
+				    .len = 16 };
+	src[1] = src[0];	/* the same MR twice */
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&dst, 1, 0, src, 2, 0, 32, NULL),
+			0);
+	KUNIT_EXPECT_EQ(test, out[31], 0x5a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->readers), 0);
+	/* the second segment's key is stale: the first is let go again */
+	memset(out, 0, sizeof(out));
+	src[1].key ^= 1;
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&dst, 1, 0, src, 2, 0, 32, NULL),
+			1);
+	KUNIT_EXPECT_EQ(test, out[0], 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->readers), 0);
+	/* a copy that starts past it does not touch it */
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&dst, 1, 0, src, 2, 0, 16, NULL),
+			0);
 	/* invalidated after the lookup, before the copy */
-	seg[2].key ^= 1;
-	KUNIT_EXPECT_TRUE(test, vhca_invalidate(&f->vdev, &f->qp, f->key,
-						false));
-	KUNIT_EXPECT_FALSE(test, vhca_segs_hold(seg, 1));
-	KUNIT_EXPECT_EQ(test, atomic_read(&f->mr.readers), 0);
+	src[1].key ^= 1;
+	KUNIT_EXPECT_TRUE(test, vhca_mr_revoke(mr, key));
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&dst, 1, 0, src, 1, 0, 16, NULL),
+			1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->readers), 0);
+}
+
+/*
+ * An ODP MR's map (vhca_odp.c): a copy goes ahead only over pages that
+ * are there, writable where it writes, and no invalidation is under way;
+ * otherwise it says which pages to fault in, holding nothing.
+ */
+static void copy_held_odp(struct kunit *test)
+{
+	struct page *pg[2] = { alloc_page(GFP_KERNEL | __GFP_ZERO),
+			       alloc_page(GFP_KERNEL | __GFP_ZERO) };
+	struct vhca_mr mr = { .type = VHCA_MR_ODP, .iova = 0x20000,
+			      .offset = 0x10, .length = 2 * SZ_4K - 0x10,
+			      .max_pages = 2 };
+	unsigned long map[2] = {};
+	u8 in[64], *p;
+	struct vhca_seg ks = { .kbuf = in, .len = sizeof(in) };
+	struct vhca_seg os = { .mr = &mr, .va = 0x20000 + SZ_4K - 0x10 - 8,
+			       .len = 32 };	/* across the two pages */
+	struct vhca_fault fault;
+
+	KUNIT_ASSERT_TRUE(test, pg[0] && pg[1]);
+	memset(in, 0xc3, sizeof(in));
+	mr.odp_map = map;
+	/* nothing there: fault in what the copy needs, to be written */
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&os, 1, 4, &ks, 1, 0, 8, &fault),
+			VHCA_COPY_FAULT);
+	KUNIT_EXPECT_PTR_EQ(test, fault.mr, &mr);
+	KUNIT_EXPECT_EQ(test, fault.va, os.va + 4);
+	KUNIT_EXPECT_EQ(test, fault.len, 8);
+	KUNIT_EXPECT_TRUE(test, fault.write);
+	/* without a place to say so: a lost key, of the destination */
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&os, 1, 4, &ks, 1, 0, 8, NULL),
+			2);
+	/* there, but read-only: still a fault for a write */
+	map[0] = (unsigned long)pg[0];
+	map[1] = (unsigned long)pg[1];
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&os, 1, 0, &ks, 1, 0, 32, &fault),
+			VHCA_COPY_FAULT);
+	map[0] |= 1;
+	map[1] |= 1;
+	/* an invalidation under way: nothing moves */
+	atomic_set(&mr.odp_inval, 1);
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&os, 1, 0, &ks, 1, 0, 32, &fault),
+			VHCA_COPY_FAULT);
+	atomic_set(&mr.odp_inval, 0);
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&os, 1, 0, &ks, 1, 0, 32, &fault),
+			0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr.readers), 0);
+	/* the bytes are where the map said: the end of page 0, then page 1 */
+	p = page_address(pg[0]);
+	KUNIT_EXPECT_EQ(test, p[SZ_4K - 8], 0xc3);
+	KUNIT_EXPECT_EQ(test, p[SZ_4K - 9], 0);
+	p = page_address(pg[1]);
+	KUNIT_EXPECT_EQ(test, p[23], 0xc3);
+	KUNIT_EXPECT_EQ(test, p[24], 0);
+	/* past the map: a fault, never a page beyond it */
+	os.va = 0x20000 + 2 * SZ_4K;
+	KUNIT_EXPECT_EQ(test, vhca_copy_held(&os, 1, 0, &ks, 1, 0, 8, &fault),
+			VHCA_COPY_FAULT);
+	__free_page(pg[0]);
+	__free_page(pg[1]);
 }
 
 /*
@@ -632,7 +708,8 @@ static struct kunit_case vhca_engine_cases[] = {
 	KUNIT_CASE(fast_reg),
 	KUNIT_CASE(wqe_opcodes),
 	KUNIT_CASE(mr_readers),
-	KUNIT_CASE(segs_hold),
+	KUNIT_CASE(copy_held_keys),
+	KUNIT_CASE(copy_held_odp),
 	KUNIT_CASE(mw_keys),
 	KUNIT_CASE(mw_bind_dead),
 	KUNIT_CASE(atomic_word),
