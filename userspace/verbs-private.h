@@ -112,7 +112,10 @@ struct verbs_device {
  * operations (they fail with EOPNOTSUPP).
  */
 struct verbs_context_ops {
-	void *advise_mr, *alloc_dm;
+	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			 uint32_t flags, struct ibv_sge *sg_list,
+			 uint32_t num_sges);
+	void *alloc_dm;
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	void *alloc_null_mr;
 	void *alloc_parent_domain;
@@ -343,6 +346,9 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct vhca_cmd_alloc_pd *cmd, size_t cmd_size,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list,
+		      uint32_t num_sge);
 int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   uint64_t hca_va, int access, struct verbs_mr *vmr,
 		   struct vhca_cmd_reg_mr *cmd, size_t cmd_size,
@@ -436,6 +442,7 @@ _Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 424, "poll_cq");
 _Static_assert(offsetof(struct verbs_context_ops, post_recv) == 432, "post_recv");
 _Static_assert(offsetof(struct verbs_context_ops, post_send) == 440, "post_send");
 _Static_assert(offsetof(struct verbs_context_ops, post_srq_recv) == 456, "post_srq_recv");
+_Static_assert(offsetof(struct verbs_context_ops, advise_mr) == 0, "advise_mr");
 _Static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * 8, "alloc_pd");
 _Static_assert(offsetof(struct verbs_context_ops, dealloc_pd) == 26 * 8, "dealloc_pd");
 _Static_assert(offsetof(struct verbs_context_ops, free_context) == 39 * 8, "free_context");

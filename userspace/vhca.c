@@ -193,6 +193,8 @@ static void vhca_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops vhca_ctx_ops = {
+	/* prefetching ODP MRs is the kernel's: nothing here to do first */
+	.advise_mr = ibv_cmd_advise_mr,
 	.alloc_mw = vhca_alloc_mw,
 	.alloc_pd = vhca_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
