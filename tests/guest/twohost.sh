@@ -247,8 +247,7 @@ if [ "$VHCA_GUEST" = b ]; then
 		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
 	wait_for 10 has_v4gid rxe0
 fi
-# lifetime last: it unloads vhca and leaves eth1 down
-phase rxe interop lossy ulp clients underlay lifetime
+phase rxe interop lossy ulp clients lifetime underlay
 
 rdma link del vhca0 2>/dev/null
 rdma link del rxe0 2>/dev/null

@@ -446,12 +446,6 @@ ul_run() {
 		[[ $ul_steps == *" $step "* ]] && declare -F "$f" >/dev/null &&
 			"$f"
 	done
-	# eth2 down again, as it booted: the topics after these, run in the
-	# same boot, know one link.  In the one run that left eth2 up (with
-	# an IPv6 link-local address of its own), the next phase's rxe UD
-	# client over IPv6 failed: "Failed to create AH" for the peer's
-	# link-local GID.
-	ip link set eth2 down
 }
 underlay_vhca_a() { ul_run vhca; }
 underlay_vhca_b() { ul_run vhca; }
