@@ -308,14 +308,20 @@ static bool vhca_segs_held(const struct vhca_seg *seg, unsigned int n)
 }
 
 /*
- * Let go of the segments vhca_range_hold() held, those from @c on, @n of
- * them.
+ * Let go of what vhca_range_hold() held for @len bytes from @c: the same
+ * walk, so the same segments.
  */
-static void vhca_range_release(struct vhca_cursor c, unsigned int n)
+static void vhca_range_release(struct vhca_cursor c, u32 len)
 {
-	for (; n; n--, c.seg++)
-		if (vhca_seg_held(c.seg))
+	while (len) {
+		u32 k = min(len, c.seg->len - c.off);
+
+		if (k && vhca_seg_held(c.seg))
 			vhca_mr_read_end(c.seg->mr);
+		len -= k;
+		c.seg++;
+		c.off = 0;
+	}
 }
 
 /*
@@ -335,7 +341,7 @@ static int vhca_range_hold(struct vhca_cursor c, u32 len, bool write,
 			   struct vhca_fault *f)
 {
 	struct vhca_cursor first = c;
-	unsigned int n = 0;
+	u32 done = 0;
 
 	while (len) {
 		const struct vhca_seg *seg = c.seg;
@@ -358,31 +364,15 @@ static int vhca_range_hold(struct vhca_cursor c, u32 len, bool write,
 			ok = vhca_mr_read_begin(seg->mr, seg->key);
 		}
 		if (!ok) {
-			vhca_range_release(first, n);
+			vhca_range_release(first, done);
 			return seg->mr->type == VHCA_MR_ODP ? -EFAULT : -ENOENT;
 		}
-		n++;
+		done += k;
 		len -= k;
 		c.seg++;
 		c.off = 0;
 	}
 	return 0;
-}
-
-/* How many segments vhca_range_hold() held for @len bytes from @c. */
-static unsigned int vhca_range_segs(struct vhca_cursor c, u32 len)
-{
-	unsigned int n = 0;
-
-	while (len) {
-		u32 k = min(len, c.seg->len - c.off);
-
-		n += k != 0;
-		len -= k;
-		c.seg++;
-		c.off = 0;
-	}
-	return n;
 }
 
 /*
@@ -438,14 +428,14 @@ int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
 	} else {
 		err = vhca_range_hold(dst, len, true, f);
 		if (err) {
-			vhca_range_release(src, vhca_range_segs(src, len));
+			vhca_range_release(src, len);
 			lost = vhca_copy_lost(2, err, f);
 		} else {
 			struct vhca_cursor d = dst, s = src;
 
 			vhca_copy(&d, &s, len);
-			vhca_range_release(dst, vhca_range_segs(dst, len));
-			vhca_range_release(src, vhca_range_segs(src, len));
+			vhca_range_release(dst, len);
+			vhca_range_release(src, len);
 		}
 	}
 	local_bh_enable();
@@ -684,7 +674,7 @@ static u64 *vhca_atomic_begin(struct vhca_mr *mr, u32 key, u64 va)
 	}
 	p = vhca_atomic_map(mr, va);
 	if (!p) {
-		vhca_range_release(c, 1);
+		vhca_range_release(c, sizeof(u64));
 		local_bh_enable();
 		return ERR_PTR(-EINVAL);
 	}
@@ -693,11 +683,11 @@ static u64 *vhca_atomic_begin(struct vhca_mr *mr, u32 key, u64 va)
 
 static void vhca_atomic_end(struct vhca_mr *mr, u32 key, u64 *p)
 {
-	struct vhca_seg seg = { .mr = mr, .key = key };
+	struct vhca_seg seg = { .mr = mr, .key = key, .len = sizeof(u64) };
 	struct vhca_cursor c = { .seg = &seg, .nseg = 1 };
 
 	vhca_mr_unmap(mr, p);
-	vhca_range_release(c, 1);
+	vhca_range_release(c, sizeof(u64));
 	local_bh_enable();
 }
 
