@@ -320,14 +320,14 @@ l1=(packages-bookworm "bash tests/packages.sh boot bookworm"
 	sys-bookworm-6.1-device "$(leg bookworm-6.1 device)"
 	sys-bookworm-6.1-leg "$(leg bookworm-6.1 leg)"
 	sys-bookworm-rt-device "$(leg bookworm-rt device)"
-	sys-trixie-backports-leg "$(leg trixie-backports leg)"
-	sys-trixie-backports-device "$(leg trixie-backports device)")
+	sys-trixie-backports-leg "$(leg trixie-backports leg)")
 # trixie's pyverbs, rdma-core 56's own suite, is the longest of these (a
 # run's times are printed)
 l2=(packages-trixie "bash tests/packages.sh boot trixie"
 	sys-trixie-device "$(leg trixie device)"
 	sys-trixie-leg "$(leg trixie leg)"
-	sys-trixie-pyverbs "$(leg trixie pyverbs)")
+	sys-trixie-pyverbs "$(leg trixie pyverbs)"
+	sys-trixie-backports-device "$(leg trixie-backports device)")
 t0=$SECONDS
 lane "${l1[@]}" &
 lane "${l2[@]}"
@@ -351,15 +351,18 @@ fi
 # CPU busy (KASAN under TCG), and leaves the other idle: two at a time.
 # The device suite and kulp are the longest of these; the short ones go
 # with them so that the lanes are about equal (the run prints each one's
-# time).  Then the wire fuzzer, between two debug guests.
+# time).  Then the wire fuzzer, between two debug guests.  The fuzzers'
+# counts here (60,000 WQEs, 10 scenarios a process, 30,000 packets) are
+# smaller than their defaults, for CI's time: each still draws every one
+# of its categories many times over.
 debug_l1=(guest-kulp-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/kulp.sh'"
 	guest-failnth-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/failnth.sh'"
 	guest-kunit-debug "tools/guest.sh --debug 'bash tests/guest/kunit.sh'"
 	guest-harness-debug "bash tests/harness.sh debug"
-	guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'bash tests/guest/fuzz-rings.sh'")
+	guest-fuzz-rings-debug "tools/guest.sh --debug --timeout 1500 'RINGFUZZ_COUNT=60000 bash tests/guest/fuzz-rings.sh'")
 debug_l2=(guest-device-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/device.sh'"
 	guest-iser-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/iser.sh'"
-	guest-scenario-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/scenario.sh 20'")
+	guest-scenario-debug "tools/guest.sh --debug --timeout 1200 'bash tests/guest/scenario.sh 10'")
 # every one of them by name, the lanes' and the wire fuzzer's
 debug_suites=()
 for ((i = 0; i < ${#debug_l1[@]}; i += 2)); do debug_suites+=("${debug_l1[i]}"); done
@@ -392,7 +395,7 @@ elif [ "$debug_ok" = 1 ]; then
 	# Debian's kernel (--peer-stock) the fuzz ran six times faster and
 	# the debug victim fell behind: TCP between the two stalled for
 	# minutes after it, and the steps that follow failed to connect.
-	fw_fuzz="FUZZ_PHASES=fuzz bash tests/guest/fuzz-wire.sh"
+	fw_fuzz="FUZZ_PHASES=fuzz FUZZ_COUNT=30000 bash tests/guest/fuzz-wire.sh"
 	tap guest-fuzz-wire-debug tools/guest.sh --debug --timeout 2400 \
 		--peer "$fw_fuzz" "$fw_fuzz"
 else
