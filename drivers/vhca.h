@@ -482,6 +482,9 @@ struct vhca_req {
  * @epsn: the PSN expected next
  * @msn: RC: messages completed, for the AETH
  * @nak_sent: RC: a sequence NAK went for @epsn; no second one
+ * @answered: RC: the newest request executed is answered by a response
+ *	packet of its own (a READ, atomic, ATOMIC WRITE or FLUSH), which
+ *	acknowledges the requests before it (vhca_resp_duplicate())
  * @atomic: RC: the last VHCA_RESP_ATOMIC_RES atomics' results, by PSN
  * @atomic_next: the slot of @atomic to use next
  * @closed: the QP entered ERR: no WQE is taken until it is reset
@@ -511,6 +514,7 @@ struct vhca_resp {
 	u32 epsn;
 	u32 msn;
 	bool nak_sent;
+	bool answered;
 	struct vhca_atomic_res *atomic;
 	unsigned int atomic_next;
 	bool closed;

@@ -405,6 +405,7 @@ static void vhca_qp_store_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 		qp->resp.epsn = a->rq_psn;
 		qp->resp.msn = 0;
 		qp->resp.nak_sent = false;
+		qp->resp.answered = false;
 		qp->resp.active = false;
 		vhca_resp_rd_forget(&qp->resp);	/* their PSNs mean nothing now */
 		if (qp->resp.atomic)

@@ -573,8 +573,15 @@ static void vhca_resp_atomic_ack(struct vhca_dev *vdev, struct vhca_qp *qp,
 /*
  * A request the responder has seen before (its PSN is behind): its ACK,
  * READ response or atomic result was lost.  A READ is answered again, an
- * atomic from the results kept (never executed twice), anything else
- * with an ACK of all that was received.
+ * atomic from the results kept (never executed twice).  A SEND or WRITE
+ * gets an ACK of all that was received, unless the newest request is
+ * one answered by a response of its own: that response acknowledges the
+ * duplicate too, and no ACK may name a PSN at or behind a READ that
+ * rxe's requester (6.12) is still receiving.  An ACK of the READ's last
+ * PSN completes the READ there without the data still to come (seen as
+ * nvmet-rdma on rxe writing zeros for the last packet of a READ from
+ * vhca); an ACK behind it makes the next response packet fail the QP.
+ * An ACK of a PSN beyond the READ is safe: the READ is asked again.
  */
 static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 				const struct vhca_resp_msg *m)
@@ -599,8 +606,9 @@ static void vhca_resp_duplicate(struct vhca_dev *vdev, struct vhca_qp *qp,
 		}
 		return;	/* too old to answer: the requester times out */
 	}
-	vhca_resp_ack(vdev, qp, VHCA_OP_ACK, r->epsn - 1, VHCA_AETH_NO_CREDITS,
-		      0);
+	if (!r->answered)
+		vhca_resp_ack(vdev, qp, VHCA_OP_ACK, r->epsn - 1,
+			      VHCA_AETH_NO_CREDITS, 0);
 }
 
 /* The NAK a responder's placement error earns. */
@@ -661,6 +669,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return;
 		}
 		r->epsn = (m->psn + npkts) & VHCA_BTH_PSN_MASK;
+		r->answered = true;
 		return;
 	}
 	if (m->flags & VHCA_PKT_RES) {
@@ -684,6 +693,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 		};
 		r->atomic_next = (r->atomic_next + 1) % VHCA_RESP_ATOMIC_RES;
 		r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;
+		r->answered = true;
 		vhca_resp_atomic_ack(vdev, qp, res);
 		return;
 	}
@@ -726,6 +736,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return;
 	}
 	r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;
+	r->answered = false;
 	if (last) {
 		r->active = false;
 		r->msn++;

@@ -54,14 +54,14 @@ COUNT=${FUZZ_COUNT:-100000}
 FTIME=${FUZZ_TIME:-600}
 SEED=${FUZZ_SEED:+--seed $FUZZ_SEED}
 
-# the plan: 4 checks before the phases and 4 after them, and each phase's
+# the plan: 4 checks before the phases and 5 after them, and each phase's
 case $VHCA_GUEST in
-a) fuzz_checks=13 fixed_checks=5 ;;
-b) fuzz_checks=6 fixed_checks=8 ;;
+a) fuzz_checks=13 fixed_checks=5 after=5 ;;
+b) fuzz_checks=6 fixed_checks=8 after=5 ;;
 esac
 [ "$PHASES" != checks ] || fuzz_checks=0
 [ "$PHASES" != fuzz ] || fixed_checks=0
-tap_plan $((8 + fuzz_checks + fixed_checks))
+tap_plan $((4 + after + fuzz_checks + fixed_checks))
 
 eth1_vhca0
 peer_up
@@ -313,12 +313,16 @@ if [ "$VHCA_GUEST" = a ]; then
 		echo "# READ flood: vhca0 sent $(($(stat sent_pkts) - sent0)) packets, send_dropped grew by $(($(stat send_dropped) - drop0))"
 
 	fi
-	# 4. a clean ping-pong after it all
+	# 4. a clean ping-pong after it all; b sends duplicate SENDs under
+	# its READs
 	hear go-after
 	T=120
+	dup0=$(stat rcvd_duplicate_requests)
 	dc 18550 >/tmp/after.log 2>&1
 	check "guest a: a fresh RC connection after the fuzz: datacheck's server, every byte" \
 		clean /tmp/after.log $?
+	check "guest a: b's duplicate SENDs reached the responder (rcvd_duplicate_requests grew)" \
+		test "$(stat rcvd_duplicate_requests)" -gt "$dup0"
 	dc 18551 >/tmp/after-uc.log 2>&1
 	check "guest a: a fresh UC connection after the fuzz: datacheck's server, every byte" \
 		clean /tmp/after-uc.log $?
@@ -428,12 +432,21 @@ else
 		wait
 
 	fi
-	# 4. clean ping-pongs
+	# 4. clean ping-pongs; under the RC one's READs, duplicate SENDs
 	tell $A go-after
 	T=120
+	python3 tests/guest/pktfuzz.py dupack --victim $A --peer 10.76.1.2 \
+		--count 10 --time 240 >/tmp/dupack.log 2>&1 &
+	pid=$!
+	wait_for 60 grep -q "sniffing on" /tmp/dupack.log
 	dc 18550 -t rc -s 10000 -n 100 $A >/tmp/after.log 2>&1
 	check "guest b: a fresh RC connection after the fuzz: datacheck's client, every byte" \
 		clean /tmp/after.log $?
+	wait $pid
+	r=$?
+	check "guest b: duplicate SENDs while a answers READs: no ACK of a's names a READ's PSN" \
+		bash -c "tail -n 2 /tmp/dupack.log; exit $r"
+	tail -n 1 /tmp/dupack.log | sed 's/^/#   /'
 	dc 18551 -t uc -s 10000 -n 100 $A >/tmp/after-uc.log 2>&1
 	check "guest b: a fresh UC connection after the fuzz: datacheck's client, every byte" \
 		clean /tmp/after-uc.log $?

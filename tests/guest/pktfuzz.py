@@ -9,6 +9,8 @@ this host's NIC to a victim's UDP port 4791 (tests/guest/fuzz-wire.sh).
                --src IP [--count N]
     pktfuzz.py readflood --dev eth1 --victim IP --peer IP [--count N]
                [--stop-pid PID | --stop-comm NAME]
+    pktfuzz.py dupack --dev eth1 --victim IP --peer IP [--count N]
+               [--time S]
     pktfuzz.py blast --dev eth1 --victim IP --src IP --qpn QPN,...
                [--op OP] [--psns N] [--rounds N] [--time S] [--rate R]
                [--fifo PRIO]
@@ -54,6 +56,15 @@ SIGCONT at the end.  It fails as inconclusive when the sniffer dropped
 frames while counting or the client did not stay stopped to the end
 (its exit would have destroyed the victim's QP, which answers nothing).
 
+dupack: after each of --count RC READ requests from --peer (or until 5 s
+pass without one), a SEND ONLY from --peer with the PSN of the peer's
+latest SEND or WRITE on that QP: a duplicate, which the victim does
+not execute again.  No ACK of the victim's, to these or to its genuine
+requests, may name a PSN of a READ (rxe's requester completes the READ
+such an ACK names, without its data).  It fails if one does, or if it
+sent no duplicate; that they reached the victim's responder, its
+rcvd_duplicate_requests counter says.
+
 blast: forged responses of opcode --op (a READ response MIDDLE by
 default) for QPNs --qpn at --psns (16) PSNs spread over the PSN space,
 from --src, for --time seconds, --rounds rounds or until SIGTERM, at
@@ -63,6 +74,7 @@ sends one to each QPN.  --fifo: the blast runs at that SCHED_FIFO
 priority, and nothing of the normal class runs on its CPU meanwhile.
 """
 import argparse
+import collections
 import os
 import random
 import signal
@@ -250,6 +262,8 @@ class QP:
         self.qkey = None
         self.reth = None            # (va, rkey, len) a peer READs with
         self.wreth = None           # (va, rkey, len) a peer WRITEs with
+        self.sw_psn = None          # the PSN of the latest SEND or WRITE
+        self.reads = collections.deque(maxlen=4096)  # (PSN, packets)
         self.protected = False
         self.last_op = None
         self.pkts = 0
@@ -336,7 +350,7 @@ class Sniffer:
         if src == self.victim and dst == self.peer:
             self.victim_mac = f[6:12]
             if self.on_victim_frame:
-                self.on_victim_frame(op, psn, len(f))
+                self.on_victim_frame(op, psn, f)
             return
         if src != self.peer or dst != self.victim:
             return
@@ -361,6 +375,9 @@ class Sniffer:
             va, rkey, ln = struct.unpack("!QII", ext[:16])
             q.reth = (va, rkey, ln)
             npkts = max(1, (ln + MTU - 1) // MTU)
+            q.reads.append((psn, npkts))
+        elif o <= WRITE_ONLY_IMM:
+            q.sw_psn = psn
         elif o in (WRITE_FIRST, WRITE_ONLY, WRITE_ONLY_IMM) and \
                 len(ext) >= 16:
             q.wreth = struct.unpack("!QII", ext[:16])
@@ -1080,12 +1097,12 @@ def cmd_readflood(args):
     ranges = []
     got = [0, 0]
 
-    def count(op, psn, flen):
+    def count(op, psn, f):
         if RR_FIRST <= (op & 0x1F) <= RR_ONLY and (op & 0xE0) == RC:
             for b in ranges:
                 if 0 <= ((psn - b) & PSN_MASK) < npkts:
                     got[0] += 1
-                    got[1] += flen
+                    got[1] += len(f)
                     return
     sniff.on_victim_frame = count
     print("pktfuzz: readflood: %r; %d READs of %d bytes (%d packets each) "
@@ -1136,6 +1153,57 @@ def cmd_readflood(args):
     return 0
 
 
+def cmd_dupack(args):
+    """Duplicate SENDs while the victim answers READs: its ACKs must name
+    no READ's PSN."""
+    sniff, wire = setup(args)
+    acks = []
+
+    def ack(op, psn, f):
+        # AETH after the BTH; syndrome 000xxxxx: an ACK (not a NAK)
+        if op == RC | ACK and len(f) >= 58 and f[54] >> 5 == 0:
+            acks.append(psn)
+    sniff.on_victim_frame = ack
+    src, dst = socket.inet_aton(args.peer), socket.inet_aton(args.victim)
+    dups = set()
+    first = None            # where in acks the answers can start
+    end = time.time() + args.time
+    while len(dups) < args.count and time.time() < end:
+        sniff.last_req = None
+        if not learn(args, sniff, max(0.0, min(5.0, end - time.time())),
+                     lambda s: s.last_req is not None and
+                     s.last_req[1] == READ_REQ and
+                     s.last_req[0].kind == "RC" and
+                     s.last_req[0].sw_psn is not None):
+            if dups:
+                break       # 5 s without a READ: they are over
+            continue
+        q, _, rpsn = sniff.last_req
+        if first is None:
+            first = len(acks)
+        # a SEND ONLY with the PSN of the peer's latest SEND or WRITE,
+        # while the READ is answered: a duplicate, which the responder
+        # acknowledges and does not execute
+        bth = struct.pack("!BBHII", RC | SEND_ONLY, 0, 0xFFFF, q.qpn,
+                          q.sw_psn)
+        wire.roce(src, dst, bth, b"")
+        dups.add(q.sw_psn)
+        print("pktfuzz: dupack: QPN 0x%06x: a duplicate SEND of PSN "
+              "0x%06x after the READ request of PSN 0x%06x" %
+              (q.qpn, q.sw_psn, rpsn), flush=True)
+        sniff.watch(0.05)
+    sniff.watch(1)
+    reads = [r for q in sniff.qps.values() for r in q.reads]
+    inside = [a for a in acks
+              if any(0 <= ((a - p) & PSN_MASK) < n for p, n in reads)]
+    own = sum(1 for a in acks[first or 0:] if a in dups)
+    print("pktfuzz: dupack: %d duplicates sent, %d READ requests seen; the "
+          "victim sent %d ACKs: %d of a duplicate's PSN since the first, "
+          "%d of a READ's PSN%s" % (len(dups), len(reads), len(acks), own, len(inside),
+                     (" (0x%06x ...)" % inside[0]) if inside else ""))
+    return 0 if dups and not inside else 1
+
+
 def cmd_blast(args):
     """Forged responses of one opcode for QPNs --qpn, at PSNs all round
     the 24-bit space, from --src, until --time or --rounds is up."""
@@ -1181,7 +1249,8 @@ def cmd_blast(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("mode", choices=["fuzz", "inject", "readflood", "blast"])
+    p.add_argument("mode", choices=["fuzz", "inject", "readflood", "dupack",
+                                    "blast"])
     p.add_argument("--dev", default="eth1")
     p.add_argument("--victim", default="10.76.1.1")
     p.add_argument("--peer", default="10.76.1.2")
@@ -1215,7 +1284,8 @@ def main():
                    help="frames tagged with this VLAN id (0: untagged)")
     args = p.parse_args()
     return {"fuzz": cmd_fuzz, "inject": cmd_inject,
-            "readflood": cmd_readflood, "blast": cmd_blast}[args.mode](args)
+            "readflood": cmd_readflood, "dupack": cmd_dupack,
+            "blast": cmd_blast}[args.mode](args)
 
 
 if __name__ == "__main__":
