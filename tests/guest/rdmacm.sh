@@ -19,12 +19,6 @@ check_eq "the GSI QP exists: QPN 1, in RTS" \
 check_eq "the MAD layer opened the port (no \"Couldn't open port\")" \
 	"$(dmesg | grep -c "Couldn't open port")" 0
 
-# cm_listening: until an RDMA CM ID listens (a server is up; the CM's
-# port space is not TCP's, so ss does not show it)
-cm_listening() {
-	wait_for 30 bash -c "rdma res show cm_id | grep -q 'state LISTEN'"
-}
-
 # pair 'SERVER' 'CLIENT': the server in the background, then the client;
 # both must succeed
 pair() {

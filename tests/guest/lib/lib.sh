@@ -115,6 +115,14 @@ wait_listen() {
 	wait_for 30 bash -c "ss -Hltn 'sport = :$1' | grep -q ."
 }
 
+# cm_listening [COMM]: until an RDMA CM ID (of program COMM, if given)
+# listens: a server is up.  The CM's port space is not TCP's, so ss does
+# not show it.
+cm_listening() {
+	wait_for 30 bash -c "rdma res show cm_id |
+		grep -q 'state LISTEN${1:+.* comm $1}'"
+}
+
 # wait_gid DEV: until DEV's port 1 has a GID at index 0 (the core adds
 # GIDs from a work item after rdma link add)
 wait_gid() {
