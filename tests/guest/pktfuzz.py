@@ -376,11 +376,11 @@ class Sniffer:
             q.reth = (va, rkey, ln)
             npkts = max(1, (ln + MTU - 1) // MTU)
             q.reads.append((psn, npkts))
-        elif o <= WRITE_ONLY_IMM:
-            q.sw_psn = psn
         elif o in (WRITE_FIRST, WRITE_ONLY, WRITE_ONLY_IMM) and \
                 len(ext) >= 16:
             q.wreth = struct.unpack("!QII", ext[:16])
+        if o <= WRITE_ONLY_IMM:
+            q.sw_psn = psn
         q.resp_psn = (psn + npkts) & PSN_MASK
         self.last_req = (q, o, psn)
 
