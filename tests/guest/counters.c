@@ -15,9 +15,10 @@
  *   counters DEVICE queue-full SGID_INDEX DEST_IPV4
  *	An RC QP connected to QPN 0x123 at DEST_IPV4 prints "# qpn QPN"
  *	and waits for a line on stdin that says how many forged responses
- *	were sent to it meanwhile, while its work could not run (device.sh
- *	sees to that).  Of those, RXQ_MAX wait in the QP's queue and are
- *	counted in rcvd_pkts, and each one after them in rcvd_queue_full.
+ *	were sent to it meanwhile, while its work could hardly run
+ *	(device.sh sees to that).  Of those, RXQ_MAX or more wait in the
+ *	QP's queue and are counted in rcvd_pkts, and each one that finds
+ *	the queue full in rcvd_queue_full.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -216,12 +217,19 @@ static void queue_full(int sgid_index, const char *dest)
 	r1 = port_counter(dev, "rcvd_pkts");
 	check(sent > RXQ_MAX, "queue-full: more than %d forged responses sent (%lld)",
 	      RXQ_MAX, sent);
-	check(r0 >= 0 && r1 - r0 == RXQ_MAX,
-	      "queue-full: %d of them queued for the QP's work, counted in rcvd_pkts (%lld -> %lld)",
+	/*
+	 * Exactly RXQ_MAX queued when the QP's work ran only after the blast;
+	 * if the sender blocked once (a page fault over 9p), the work drained
+	 * the queue in between and took more: once seen, 1210 and 290.  Then
+	 * still at least RXQ_MAX before the first drop, and each packet is
+	 * counted once, either way.
+	 */
+	check(r0 >= 0 && r1 - r0 >= RXQ_MAX && r1 - r0 < sent,
+	      "queue-full: %d of them or more queued for the QP's work, counted in rcvd_pkts (%lld -> %lld)",
 	      RXQ_MAX, r0, r1);
-	check(q0 >= 0 && q1 - q0 == sent - RXQ_MAX,
-	      "queue-full: each one after them counted in rcvd_queue_full: %lld (%lld -> %lld)",
-	      sent - RXQ_MAX, q0, q1);
+	check(q0 >= 0 && q1 - q0 == sent - (r1 - r0),
+	      "queue-full: each one that found the queue full counted in rcvd_queue_full: %lld (%lld -> %lld)",
+	      sent - (r1 - r0), q0, q1);
 	check(!ibv_query_qp(qp, &qa, IBV_QP_STATE, &ria) && qa.qp_state == IBV_QPS_RTS,
 	      "queue-full: the QP is still in RTS (responses to nothing it sent are dropped)");
 	ibv_destroy_qp(qp);

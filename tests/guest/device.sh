@@ -171,7 +171,8 @@ tap_run counters-sent build/tests/counters vhcad sent \
 # rcvd_queue_full: forged READ responses from vd1 to an RC QP of vhcad.
 # With CPU 0 the only one online and the sender SCHED_FIFO, each is received in the
 # sender's own system call (veth hands it over at once) and the QP's work,
-# a kworker, runs only when the blast is over: 1024 wait, the rest count.
+# a kworker, runs only when the blast is over: 1024 wait, the rest count
+# (more wait if the sender blocks on the way, counters.c).
 qf_blast() {
 	local rc=0 cpu1=/sys/devices/system/cpu/cpu1 rt
 	# the debug kernel's guest (acpi=off) has one CPU only
