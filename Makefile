@@ -145,8 +145,9 @@ debug:
 	cp $(D)/kmod/*.ko $(D)/tests/
 
 # Another kernel: the module and the kernel test modules from copies (kbuild
-# writes its objects next to the sources), every warning an error, then
-# sparse over the same objects.  SPARSE_CHECK names another sparse, which
+# writes its objects next to the sources), every warning an error, and
+# sparse over each file in the same pass (a second pass with other flags
+# compiled everything again).  SPARSE_CHECK names another sparse, which
 # kbuild is told to run (KBUILD_CHECKSRC on the command line): it would
 # turn C=2 off where scripts/checker-valid.sh is missing (tools/system.sh).
 S := $(B)/src
@@ -156,10 +157,8 @@ sysmodule:
 	cp -p --parents Kbuild Kconfig uapi/*.h drivers/*.[ch] $(S)/mod/
 	cp -p $(KMOD_SRCS) $(S)/kmod/
 	$(PROBE) $(KDIR) $(S)/mod/drivers/vhca_probed.h
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/mod CONFIG_INFINIBAND_VHCA=m W=1 KCFLAGS=-Werror modules
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/mod CONFIG_INFINIBAND_VHCA=m $(SPARSE) modules
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/kmod W=1 KCFLAGS=-Werror modules
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/kmod $(SPARSE) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/mod CONFIG_INFINIBAND_VHCA=m W=1 KCFLAGS=-Werror $(SPARSE) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(S)/kmod W=1 KCFLAGS=-Werror $(SPARSE) modules
 	cp $(S)/mod/vhca.ko $(B)/vhca.ko
 	cp $(S)/kmod/*.ko $(B)/tests/
 
