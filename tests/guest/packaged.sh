@@ -8,14 +8,12 @@
 # rdma-core release this system has; the demo's steps and an RC ping-pong
 # run through both.
 . tests/guest/lib/lib.sh
-tap_plan 14
+tap_plan 13
 
 kver=$(uname -r)
 libdir=/usr/lib/x86_64-linux-gnu/libibverbs
 dkms_dir=/lib/modules/$kver/updates/dkms
 
-check "dkms status says vhca is installed for $kver" \
-	bash -c "dkms status vhca | grep -q '^vhca/[^,]*, $kver, x86_64: installed'"
 check "modprobe finds DKMS's module for $kver" \
 	bash -c "modinfo -n vhca | grep -q '^$dkms_dir/vhca.ko'"
 check_eq "its vermagic is this kernel's" "$(modinfo -F vermagic vhca | cut -d' ' -f1)" "$kver"
@@ -33,9 +31,11 @@ signed_by_mok() {
 check "with the key whose certificate is /var/lib/dkms/mok.pub, to enroll" \
 	signed_by_mok
 
+# (dpkg -L of the one package, not dpkg -S, which reads every package's
+# list: 17 s of the guest's minute)
 check_eq "the provider is the package's" \
-	"$(dpkg -S "$libdir/libvhca-rdmav34.so" /etc/libibverbs.d/vhca.driver | cut -d: -f1 | sort -u)" \
-	vhca-ibverbs-provider
+	"$(dpkg-query -L vhca-ibverbs-provider | grep -Fx -e "$libdir/libvhca-rdmav34.so" -e /etc/libibverbs.d/vhca.driver | sort)" \
+	"$(printf '%s\n' /etc/libibverbs.d/vhca.driver "$libdir/libvhca-rdmav34.so")"
 # the private ABI the provider was built for is this rdma-core release's
 # only: the package says so with a range one release wide
 release=$(dpkg-query -W -f='${Version}' libibverbs1 | sed -E 's/^([0-9]+:)?([0-9]+)\..*/\2/')
