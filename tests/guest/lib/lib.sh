@@ -43,7 +43,7 @@ fail() {
 
 # check WHAT CMD...: passes when CMD succeeds
 check() {
-	local what=$1 out
+	local what=$1 out t0=$SECONDS
 	shift
 	if out=$("$@" 2>&1); then
 		pass "$what"
@@ -55,6 +55,8 @@ check() {
 			head -n 5 | sed 's/^/#   /'
 		printf '%s\n' "$out" | tail -n 20 | sed 's/^/#   /'
 	fi
+	# where a suite's time goes, for tools/test.sh's budget
+	[ $((SECONDS - t0)) -lt 15 ] || echo "#   (took $((SECONDS - t0)) s)"
 }
 
 # perftest_errors: a failed perftest's own words, from its output on
