@@ -16,7 +16,7 @@
 # Debian's kernel without it) and checks that every one ran.
 . tests/guest/lib/lib.sh
 
-tap_plan 9
+tap_plan 10
 count=${1:-${SCENFUZZ_COUNT:-150}}
 seed=${2:-${SCENFUZZ_SEED:-$RANDOM}}
 echo "# seed $seed, $count scenarios per process"
@@ -93,7 +93,10 @@ kills=0
 while kill -0 $p0 $p1 $p2 $p3 2>/dev/null; do
 	v=vhcab
 	[ $((kills % 2)) = 0 ] || v=vhcam
-	in_ns b build/tests/scenfuzz $v $board 4 $((seed + kills)) 1000000 \
+	# ip netns exec execs the fuzzer in its own process: $! is the
+	# fuzzer's (in_ns, a function, would leave a subshell's, and the
+	# kill below would orphan the fuzzer instead of killing it)
+	ip netns exec b build/tests/scenfuzz $v $board 4 $((seed + kills)) 1000000 \
 		>/dev/null 2>&1 &
 	v=$!
 	sleep 0.$((RANDOM % 9 + 1))
@@ -103,6 +106,8 @@ while kill -0 $p0 $p1 $p2 $p3 2>/dev/null; do
 done
 rc=0
 for p in $p0 $p1 $p2 $p3; do wait "$p" || rc=1; done
+check "each killed process is gone, none left running" bash -c '! pgrep -x scenfuzz'
+pkill -9 -x scenfuzz
 touch /tmp/scen.stop
 wait $mover_pid
 read -r moves move_failed vm_ns </tmp/scen.moves
