@@ -73,7 +73,8 @@ pingpong() {
 	local prog=$1 srv y0 z0 y1 z1 rc=0
 	y0=$(rx y vy0)
 	z0=$(rx z vz0)
-	in_ns y "$prog" -d vhcay -g "$gy" -n 100 >/tmp/srv.log 2>&1 &
+	# not in_ns, a function: $! must be the server's own, for the kill
+	ip netns exec y "$prog" -d vhcay -g "$gy" -n 100 >/tmp/srv.log 2>&1 &
 	srv=$!
 	wait_for 30 in_ns y bash -c "ss -Hltn 'sport = :18515' | grep -q ."
 	in_ns x timeout 60 "$prog" -d vhcax -g "$gx" -n 100 10.78.0.2 \
