@@ -291,9 +291,9 @@ tap harness bash tests/harness.sh
 p1=(guest-examples "tools/guest.sh 'bash tests/guest/examples.sh'"
 	guest-pyverbs "tools/guest.sh 'bash tests/guest/pyverbs.sh'"
 	guest-rdmacm "tools/guest.sh 'bash tests/guest/rdmacm.sh'"
-	guest-iser "tools/guest.sh 'bash tests/guest/iser.sh'")
-p2=(guest-steer "tools/guest.sh 'bash tests/guest/steer.sh'"
-	guest-twodev "tools/guest.sh 'bash tests/guest/twodev.sh'"
+	guest-iser "tools/guest.sh 'bash tests/guest/iser.sh'"
+	guest-steer "tools/guest.sh 'bash tests/guest/steer.sh'")
+p2=(guest-twodev "tools/guest.sh 'bash tests/guest/twodev.sh'"
 	guest-netns "tools/guest.sh 'bash tests/guest/netns.sh'"
 	guest-clients "tools/guest.sh --timeout 900 'bash tests/guest/clients.sh'")
 if [ "$debug" != 1 ]; then

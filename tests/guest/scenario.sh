@@ -12,7 +12,7 @@
 #
 #   bash tests/guest/scenario.sh [SCENARIOS_PER_PROCESS [SEED]]
 #
-# CI runs 4 processes x 20 scenarios on the debug kernel (150 each on
+# CI runs 4 processes x 10 scenarios on the debug kernel (150 each on
 # Debian's kernel without it) and checks that every one ran.
 . tests/guest/lib/lib.sh
 
