@@ -370,14 +370,14 @@ l1=(packages-bookworm "bash tests/packages.sh boot bookworm"
 	sys-bookworm-6.1-device "$(leg bookworm-6.1 device)"
 	sys-bookworm-6.1-leg "$(leg bookworm-6.1 leg)"
 	sys-bookworm-rt-leg "$(leg bookworm-rt leg)"
-	sys-trixie-backports-leg "$(leg trixie-backports leg)"
-	sys-trixie-backports-device "$(leg trixie-backports device)")
+	sys-trixie-backports-leg "$(leg trixie-backports leg)")
 # trixie's pyverbs, rdma-core 56's own suite, is the longest of these (a
 # run's times are printed)
 l2=(packages-trixie "bash tests/packages.sh boot trixie"
 	sys-trixie-device "$(leg trixie device)"
 	sys-trixie-leg "$(leg trixie leg)"
-	sys-trixie-pyverbs "$(leg trixie pyverbs)")
+	sys-trixie-pyverbs "$(leg trixie pyverbs)"
+	sys-trixie-backports-device "$(leg trixie-backports device)")
 t0=$SECONDS
 lane "${l1[@]}" &
 lane "${l2[@]}"
