@@ -76,6 +76,7 @@ enum vhca_counter {
 	/* ...and the responder's */
 	VHCA_CNT_SENT_SEQ_NAKS,
 	VHCA_CNT_RCVD_DUPLICATES,
+	VHCA_CNT_ODP_RNR,	/* RNR NAKs for ODP pages to fault in */
 	/* congestion: CNPs for CE-marked packets, and what they cut */
 	VHCA_CNT_SENT_CNPS,
 	VHCA_CNT_RCVD_CNPS,
@@ -125,6 +126,7 @@ struct vhca_dev {
 	u32 mr_next;		/* xa_alloc_cyclic()'s cursor in mr_xa */
 	u32 qp_next;		/* and in qp_xa */
 	atomic_t nr_user_keys;	/* keys of user MRs and windows */
+	atomic_t nr_odp_mrs;	/* ODP MRs: the wire's requester prefaults */
 	atomic_t nr_user_qps;	/* QPs of user processes */
 	atomic64_t qp_uid;	/* the last vhca_qp.uid handed out */
 	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
@@ -373,6 +375,33 @@ struct vhca_fault {
 };
 
 /*
+ * Faults in a row of one copy before it fails: each was undone by an
+ * invalidation before the copy could start, which a process unmapping and
+ * mapping its buffer in a loop could do for ever.
+ */
+#define VHCA_ODP_TRIES		16
+
+/**
+ * struct vhca_odp_retry - the faults of one step of the engine that copies
+ *	in process context (vhca_odp_miss(), vhca_odp_resolve())
+ * @fault: the pages it found missing, their MR held while @pending
+ * @pending: @fault waits for vhca_odp_resolve()
+ * @lost: a miss found that fault failed: the step's copy failed
+ * @failed: the MR whose fault failed (compared, never followed): the
+ *	step's next miss there fails, as if its key had gone
+ * @failed_write: and whether that fault was to write
+ * @faults: faults in a row for the step
+ */
+struct vhca_odp_retry {
+	struct vhca_fault fault;
+	bool pending;
+	bool lost;
+	const struct vhca_mr *failed;
+	bool failed_write;
+	u8 faults;
+};
+
+/*
  * Atomics, ATOMIC WRITEs and FLUSHes an RC responder remembers, to answer
  * a duplicate the same without executing it again.
  */
@@ -508,6 +537,12 @@ struct vhca_req {
  * @rd_wait: READs wait for packets in flight to be freed (read without
  *	the lock by the skb destructor)
  * @cnp_next: RC: no CNP to the requester before this time (jiffies)
+ * @fault_work: faults in @fault, out of softirq (vhca_resp_fault())
+ * @fault: ODP pages a packet found missing, their MR held while
+ *	@fault_busy
+ * @fault_busy: @fault_work has @fault to fault in
+ * @fault_failed: it failed: the packet's next miss fails it
+ * @faults: faults in a row of the packet expected next
  */
 struct vhca_resp {
 	spinlock_t lock;	/* all of it */
@@ -534,6 +569,11 @@ struct vhca_resp {
 	unsigned int rd_tail;
 	bool rd_wait;
 	unsigned long cnp_next;
+	struct work_struct fault_work;
+	struct vhca_fault fault;
+	bool fault_busy;
+	bool fault_failed;
+	u8 faults;
 };
 
 /* Answer no READ queued, and forget them all.  Caller holds @r->lock. */
@@ -550,10 +590,9 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  * @off: the bytes moved
  * @opcode: its opcode, when it started
  * @took: the responder's receive WQE was taken for it (into qp->rwqe)
- * @fault: the ODP pages the last chunk found missing (vhca_local.c)
- * @faults: faults in a row for this chunk
- * @fault_failed: the side (vhca_copy_held()'s 1 or 2) whose fault failed:
- *	the chunk's next copy fails as if its key had gone
+ * @odp: the ODP faults of the step under way: a chunk here, and the
+ *	WQEs of the wire's requester and completer, which fault in process
+ *	context too
  *
  * A SEND, RDMA WRITE or RDMA READ moves VHCA_EXEC_RUN bytes a run of the
  * send ring.  Between runs the WQE's slot is the user's to rewrite: the
@@ -566,9 +605,7 @@ struct vhca_exec_state {
 	u32 off;
 	u8 opcode;
 	bool took;
-	struct vhca_fault fault;
-	u8 faults;
-	u8 fault_failed;
+	struct vhca_odp_retry odp;
 };
 
 /* Largest receive WQE: the header and VHCA_MAX_SGE SGEs, rounded up. */
@@ -798,6 +835,9 @@ int vhca_odp_fault(struct vhca_mr *mr, u64 va, u64 len, bool write,
 		   bool fault);
 bool vhca_odp_hold(struct vhca_mr *mr, u64 va, u32 len, bool write);
 void *vhca_odp_map(struct vhca_mr *mr, u64 va, u32 *room);
+bool vhca_odp_miss(struct vhca_odp_retry *r, const struct vhca_fault *f);
+void vhca_odp_resolve(struct vhca_odp_retry *r);
+void vhca_odp_retry_reset(struct vhca_odp_retry *r);
 
 /* vhca_mcast.c */
 extern const struct ib_device_ops vhca_mcast_ops;

@@ -102,6 +102,8 @@ static void vhca_comp_rewind(struct vhca_qp *qp, u32 skip)
 static void vhca_comp_progress(struct vhca_qp *qp)
 {
 	qp->req.retry_left = qp->attr.retry_cnt;
+	/* RNR NAKs too: an ODP responder sends one per fault of a message */
+	qp->rnr_left = qp->attr.rnr_retry;
 	qp->req.moved = true;
 }
 
@@ -125,9 +127,11 @@ static void vhca_comp_complete(struct vhca_qp *qp, u8 status)
 
 /*
  * Place one READ response packet (or an atomic's original value) into the
- * local SGEs of the WQE at SQ index @idx, at @off.  Returns false if the
- * WQE no longer describes memory that can take it (the process rewrote
- * its ring, or a key of it was invalidated meanwhile).
+ * local SGEs of the WQE at SQ index @idx, at @off.  An ODP page gone
+ * since the WQE left is faulted in here, in process context.  Returns
+ * false if the WQE no longer describes memory that can take it (the
+ * process rewrote its ring, a key of it was invalidated meanwhile, or a
+ * page cannot be had).
  */
 static bool vhca_comp_place(struct vhca_qp *qp, u32 idx, const u8 *data,
 			    u32 off, u32 len)
@@ -135,18 +139,31 @@ static bool vhca_comp_place(struct vhca_qp *qp, u32 idx, const u8 *data,
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_seg src_seg = { .kbuf = data, .len = len };
 	struct vhca_swqe *w = vhca_sq_fetch_at(qp, idx);
+	struct vhca_odp_retry *r = &qp->exec.odp;
+	struct vhca_fault f;
 	unsigned int ns;
-	bool ok = false;
+	int lost;
 	s64 room;
 
-	rcu_read_lock();
-	room = vhca_wqe_source(vdev, qp, w, qp->seg, &ns,
-			       IB_ACCESS_LOCAL_WRITE);
-	if (room >= 0 && !(w->flags & VHCA_SWQE_F_INLINE) &&
-	    off + len <= room)
-		ok = !vhca_copy_held(qp->seg, ns, off, &src_seg, 1, 0, len, NULL);
-	rcu_read_unlock();
-	return ok;
+	for (;;) {
+		lost = 1;
+		rcu_read_lock();
+		room = vhca_wqe_source(vdev, qp, w, qp->seg, &ns,
+				       IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP);
+		if (room >= 0 && !(w->flags & VHCA_SWQE_F_INLINE) &&
+		    off + len <= room)
+			lost = vhca_copy_held(qp->seg, ns, off, &src_seg, 1, 0,
+					      len, &f);
+		if (lost == VHCA_COPY_FAULT && vhca_odp_miss(r, &f)) {
+			rcu_read_unlock();
+			vhca_odp_resolve(r);
+			continue;
+		}
+		rcu_read_unlock();
+		break;
+	}
+	vhca_odp_retry_reset(r);
+	return !lost;
 }
 
 /* A NAK's code as the requester's completion status. */
@@ -164,15 +181,17 @@ static u8 vhca_comp_nak_status(u8 code)
 
 /*
  * An RNR NAK: wait out the responder's timer, then send from the NAKed
- * WQE.  Returns true if the QP waits, false if it failed instead.
+ * packet (@skip of the oldest WQE's are received: an ODP responder NAKs a
+ * packet in the middle of a message that found a page missing).  Returns
+ * true if the QP waits, false if it failed instead.
  */
-static bool vhca_comp_rnr(struct vhca_qp *qp, u8 timer)
+static bool vhca_comp_rnr(struct vhca_qp *qp, u8 timer, u32 skip)
 {
 	if (qp->attr.rnr_retry != 7 && !qp->rnr_left--) {
 		vhca_comp_complete(qp, IB_WC_RNR_RETRY_EXC_ERR);
 		return false;
 	}
-	vhca_comp_rewind(qp, 0);	/* which stops the timer */
+	vhca_comp_rewind(qp, skip);	/* which stops the timer */
 	vhca_req_set_busy(qp, false);	/* nothing is on the wire now */
 	vhca_qp_kick_after(qp, timer);
 	return true;
@@ -427,7 +446,7 @@ static bool vhca_comp_handle(struct vhca_qp *qp, struct sk_buff *skb)
 		return false;	/* stale, or behind a READ still coming */
 	if (type == VHCA_AETH_RNR_NAK) {
 		vhca_count_qp(qp, VHCA_CNT_RCVD_RNR_NAKS);
-		return vhca_comp_rnr(qp, syn);
+		return vhca_comp_rnr(qp, syn, vhca_psn_diff(cb->psn, e->psn));
 	}
 	if (type != VHCA_AETH_NAK)
 		return false;	/* reserved */

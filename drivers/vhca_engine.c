@@ -39,26 +39,32 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	if (status)
 		return status;
-	if (vhca_wr_op(w->opcode)->flags & (VHCA_OPF_DATA_OUT | VHCA_OPF_READ)) {
-		if (!vhca_qpt_ud(qp->ibqp.qp_type))
-			return vhca_exec(vdev, qp, w, sseg, dseg);
-		/* a datagram is one MTU at most: one RCU section */
-		rcu_read_lock();
-		status = vhca_ud_exec(vdev, qp, w, sseg, dseg);
-		rcu_read_unlock();
-		return status;
-	}
+	if (vhca_wr_op(w->opcode)->flags & (VHCA_OPF_DATA_OUT | VHCA_OPF_READ) &&
+	    !vhca_qpt_ud(qp->ibqp.qp_type))
+		return vhca_exec(vdev, qp, w, sseg, dseg);
 	if (vhca_wr_is(w->opcode, VHCA_OPF_LOCAL))
 		return vhca_wqe_local(vdev, qp, w);
-	/* the atomics and FLUSH, as the table allows */
-	rcu_read_lock();
-	if (vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE))
-		status = vhca_exec_atomic_write(vdev, qp, w);
-	else if (vhca_wr_is(w->opcode, VHCA_OPF_FLUSH))
-		status = vhca_exec_flush(vdev, qp, w);
-	else
-		status = vhca_exec_atomic(vdev, qp, w, sseg);
-	rcu_read_unlock();
+	/*
+	 * A datagram (one MTU at most), the atomics and FLUSH, as the table
+	 * allows: each in one RCU section, run again once the ODP pages it
+	 * found missing are faulted in, out of it.
+	 */
+	for (;;) {
+		rcu_read_lock();
+		if (vhca_qpt_ud(qp->ibqp.qp_type))
+			status = vhca_ud_exec(vdev, qp, w, sseg, dseg);
+		else if (vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE))
+			status = vhca_exec_atomic_write(vdev, qp, w);
+		else if (vhca_wr_is(w->opcode, VHCA_OPF_FLUSH))
+			status = vhca_exec_flush(vdev, qp, w);
+		else
+			status = vhca_exec_atomic(vdev, qp, w, sseg);
+		rcu_read_unlock();
+		if (status != VHCA_FAULT)
+			break;
+		vhca_odp_resolve(&qp->exec.odp);
+	}
+	vhca_odp_retry_reset(&qp->exec.odp);
 	return status;
 }
 

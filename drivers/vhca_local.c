@@ -75,12 +75,6 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
  */
 #define VHCA_EXEC_RUN		(4 * VHCA_EXEC_CHUNK)
 #define VHCA_MORE		0x101	/* not a status: the WQE goes on */
-/*
- * Faults of one chunk in a row before its copy fails: each was undone by
- * an invalidation before the copy could start, which a process unmapping
- * and mapping its buffer in a loop could do for ever.
- */
-#define VHCA_ODP_TRIES		16
 
 /*
  * Where a SEND of @len bytes lands: the receive WQE taken for it
@@ -122,36 +116,24 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 	return true;
 }
 
-/* Whether any of @n segments is of an ODP MR. */
-static bool vhca_segs_odp(const struct vhca_seg *seg, unsigned int n)
-{
-	while (n--)
-		if (seg[n].mr && seg[n].mr->type == VHCA_MR_ODP)
-			return true;
-	return false;
-}
-
 /*
  * vhca_copy_held() of @n bytes at x->off of both sides, for a chunk.  A
- * missing ODP page is kept in x->fault, its MR held, for vhca_exec() to
- * fault in (VHCA_COPY_FAULT); unless the fault of that side failed last
- * time, when the copy fails as if that side's key had gone.
+ * missing ODP page is kept in x->odp, its MR held, for vhca_exec() to
+ * fault in (VHCA_COPY_FAULT); unless its fault failed last time, when the
+ * copy fails as if that side's key had gone.
  */
 static int vhca_exec_copy(struct vhca_exec_state *x,
 			  const struct vhca_seg *dseg, unsigned int nd,
 			  const struct vhca_seg *sseg, unsigned int ns, u32 n)
 {
 	struct vhca_fault f;
-	int lost, side;
+	int lost;
 
 	lost = vhca_copy_held(dseg, nd, x->off, sseg, ns, x->off, n, &f);
 	if (lost != VHCA_COPY_FAULT)
 		return lost;
-	side = f.write ? 2 : 1;
-	if (x->fault_failed == side || !vhca_odp_get(f.mr))
-		return side;
-	x->fault = f;
-	return VHCA_COPY_FAULT;
+	return vhca_odp_miss(&x->odp, &f) ? VHCA_COPY_FAULT :
+	       f.write ? 2 : 1;
 }
 
 /*
@@ -191,10 +173,8 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 		x->len = len;
 		x->opcode = w->opcode;
 		x->wr_id = w->wr_id;
-		/* the wire's requester faults no ODP page in (yet) */
 		if (!rc && READ_ONCE(qp->dst_dev) == U32_MAX)
-			return vhca_segs_odp(sseg, ns) ? IB_WC_LOC_PROT_ERR :
-			       vhca_req_uc(vdev, qp, w, sseg, ns, len);
+			return vhca_req_uc(vdev, qp, w, sseg, ns, len);
 	} else if (len != x->len) {
 		return IB_WC_LOC_LEN_ERR;	/* rewritten between chunks */
 	} else if (w->opcode != x->opcode || w->wr_id != x->wr_id) {
@@ -281,24 +261,6 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
- * Fault in the pages a chunk found missing (x->fault), outside RCU: the
- * MR is held.  If that fails (nothing mapped there, or not writable), or
- * the pages keep going before the chunk can copy (invalidated again each
- * time: VHCA_ODP_TRIES), the chunk's next attempt fails the copy.
- */
-static void vhca_exec_fault(struct vhca_exec_state *x)
-{
-	struct vhca_fault *f = &x->fault;
-	int err;
-
-	err = vhca_odp_fault(f->mr, f->va, f->len, f->write, true);
-	vhca_odp_put(f->mr);
-	if (err || ++x->faults >= VHCA_ODP_TRIES)
-		x->fault_failed = f->write ? 2 : 1;
-	cond_resched();
-}
-
-/*
  * Execute @qp's current WQE, a SEND, RDMA WRITE or RDMA READ, chunk by
  * chunk, VHCA_EXEC_RUN bytes of it at most.  Returns as vhca_exec_chunk()
  * does, with VHCA_PARTIAL instead of VHCA_MORE: qp->exec says where the
@@ -316,11 +278,10 @@ int vhca_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 		status = vhca_exec_chunk(vdev, qp, w, sseg, dseg, &qp->exec);
 		rcu_read_unlock();
 		if (status == VHCA_FAULT) {
-			vhca_exec_fault(&qp->exec);
+			vhca_odp_resolve(&qp->exec.odp);
 			continue;
 		}
-		qp->exec.fault_failed = 0;
-		qp->exec.faults = 0;
+		vhca_odp_retry_reset(&qp->exec.odp);
 		if (status != VHCA_MORE) {
 			if (status != VHCA_RNR)
 				vhca_exec_abort(qp);
@@ -350,16 +311,30 @@ static int vhca_atomic_status(int err)
 }
 
 /*
+ * An ODP page an atomic found missing (@f): VHCA_FAULT for the engine to
+ * fault it in and run the atomic again (nothing was done), or @status if
+ * its fault failed before.
+ */
+static int vhca_atomic_miss(struct vhca_qp *qp, const struct vhca_fault *f,
+			    int status)
+{
+	return vhca_odp_miss(&qp->exec.odp, f) ? VHCA_FAULT : status;
+}
+
+/*
  * An atomic on the peer's 8 bytes at remote_addr; the original value goes
  * to our one 8-byte SGE.  cmpxchg on the mapped word makes it atomic
- * against every other atomic of this device (and the CPUs).
+ * against every other atomic of this device (and the CPUs).  The SGE is
+ * held before the atomic runs: once it has, the result must land.
+ * Returns a completion status, or VHCA_FAULT (qp->exec.odp).
  */
 int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 		     const struct vhca_swqe *w, struct vhca_seg *seg)
 {
 	u64 va = w->atomic.remote_addr, old;
-	struct vhca_cursor src, dst;
+	struct vhca_cursor src, dst, d;
 	struct vhca_seg res;
+	struct vhca_fault f;
 	struct vhca_qp *peer;
 	struct vhca_mr *rmr;
 	unsigned int ns;
@@ -367,8 +342,9 @@ int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	if (w->num_sge != 1)
 		return IB_WC_LOC_LEN_ERR;
-	if (vhca_sges(vdev, w->sge, 1, qp->ibqp.pd, IB_ACCESS_LOCAL_WRITE,
-		      seg, &ns) != sizeof(u64))
+	if (vhca_sges(vdev, w->sge, 1, qp->ibqp.pd,
+		      IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, seg, &ns) !=
+	    sizeof(u64))
 		return IB_WC_LOC_LEN_ERR;
 	peer = vhca_peer(vdev, qp);
 	if (!peer)
@@ -376,33 +352,46 @@ int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (va & 7)
 		return IB_WC_REM_INV_REQ_ERR;
 	rmr = vhca_remote(peer, w->atomic.rkey, va, sizeof(u64),
-			  IB_ACCESS_REMOTE_ATOMIC);
+			  IB_ACCESS_REMOTE_ATOMIC | VHCA_FIND_ODP);
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
 
+	dst = (struct vhca_cursor){ .seg = seg, .nseg = 1 };
+	err = vhca_cursor_hold(dst, sizeof(old), true, &f);
+	if (err)
+		return err == -EFAULT ?
+		       vhca_atomic_miss(qp, &f, IB_WC_LOC_PROT_ERR) :
+		       IB_WC_LOC_PROT_ERR;
 	err = vhca_atomic(rmr, w->atomic.rkey, va,
 			  w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
-			  w->atomic.compare_add, w->atomic.swap, &old);
-	if (err)
-		return vhca_atomic_status(err);
-	res = (struct vhca_seg){ .kbuf = (const u8 *)&old, .len = sizeof(old) };
-	src = (struct vhca_cursor){ .seg = &res, .nseg = 1 };
-	dst = (struct vhca_cursor){ .seg = seg, .nseg = 1 };
-	vhca_copy(&dst, &src, sizeof(old));
-	return IB_WC_SUCCESS;
+			  w->atomic.compare_add, w->atomic.swap, &old, &f);
+	if (!err) {
+		res = (struct vhca_seg){ .kbuf = (const u8 *)&old,
+					 .len = sizeof(old) };
+		src = (struct vhca_cursor){ .seg = &res, .nseg = 1 };
+		d = dst;
+		vhca_copy(&d, &src, sizeof(old));
+	}
+	vhca_cursor_release(dst, sizeof(old));
+	if (err == -EFAULT)
+		return vhca_atomic_miss(qp, &f, IB_WC_REM_ACCESS_ERR);
+	return vhca_atomic_status(err);
 }
 
 /*
  * An ATOMIC WRITE: the 8 bytes in the WQE go to the peer's word at
  * remote_addr in one store.  The responder's rules of the wire path
  * apply: write access, an aligned word, and responder resources.
+ * Returns a completion status, or VHCA_FAULT (qp->exec.odp).
  */
 int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 			   const struct vhca_swqe *w)
 {
 	u64 va = w->atomic.remote_addr;
+	struct vhca_fault f;
 	struct vhca_qp *peer;
 	struct vhca_mr *rmr;
+	int err;
 
 	peer = vhca_peer(vdev, qp);
 	if (!peer)
@@ -410,11 +399,13 @@ int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (va & 7 || !READ_ONCE(peer->attr.max_dest_rd_atomic))
 		return IB_WC_REM_INV_REQ_ERR;
 	rmr = vhca_remote(peer, w->atomic.rkey, va, sizeof(u64),
-			  IB_ACCESS_REMOTE_WRITE);
+			  IB_ACCESS_REMOTE_WRITE | VHCA_FIND_ODP);
 	if (!rmr)
 		return IB_WC_REM_ACCESS_ERR;
-	return vhca_atomic_status(vhca_atomic_store(rmr, w->atomic.rkey, va,
-						    w->atomic.swap));
+	err = vhca_atomic_store(rmr, w->atomic.rkey, va, w->atomic.swap, &f);
+	if (err == -EFAULT)
+		return vhca_atomic_miss(qp, &f, IB_WC_REM_ACCESS_ERR);
+	return vhca_atomic_status(err);
 }
 
 /*

@@ -335,8 +335,13 @@ static struct ib_mr *vhca_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 len,
 	struct vhca_mr *mr;
 	int err;
 
+	/*
+	 * HUGETLB says the range is of huge pages: a hint, which would have
+	 * an ODP umem map them whole.  vhca maps every MR page by page.
+	 */
+	access &= ~IB_ACCESS_HUGETLB;
 	if (access & ~VHCA_MR_ACCESS)
-		return ERR_PTR(-EOPNOTSUPP);	/* ZERO_BASED, HUGETLB, ... */
+		return ERR_PTR(-EOPNOTSUPP);	/* ZERO_BASED, ... */
 	if (!len || iova + len < iova)
 		return ERR_PTR(-EINVAL);
 	if (access & IB_ACCESS_ON_DEMAND)
@@ -406,7 +411,9 @@ static struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 {
 	struct vhca_mr *mr = to_vmr(ibmr);
 	struct ib_pd *new_pd = flags & IB_MR_REREG_PD ? pd : ibmr->pd;
-	int new_access = flags & IB_MR_REREG_ACCESS ? access : mr->access;
+	/* HUGETLB: a hint, as for vhca_mr_reg_user() */
+	int new_access = flags & IB_MR_REREG_ACCESS ?
+			 access & ~IB_ACCESS_HUGETLB : mr->access;
 	struct ib_mr *new = NULL;
 
 	if (mr->type != VHCA_MR_USER && mr->type != VHCA_MR_ODP)

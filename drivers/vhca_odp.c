@@ -116,6 +116,7 @@ int vhca_odp_init_mr(struct vhca_mr *mr, u64 start, u64 len)
 	mr->max_pages = n;
 	mr->offset = start - ib_umem_start(odp);
 	atomic_set(&mr->odp_users, 1);
+	atomic_inc(&to_vdev(mr->pd->device)->nr_odp_mrs);
 	mutex_lock(&odp->umem_mutex);
 	odp->private = mr;
 	mutex_unlock(&odp->umem_mutex);
@@ -136,6 +137,7 @@ void vhca_odp_release(struct vhca_mr *mr)
 		wait_var_event(&mr->odp_users, !atomic_read(&mr->odp_users));
 	ib_umem_odp_release(to_ib_umem_odp(mr->umem));
 	kvfree(mr->odp_map);
+	atomic_dec(&to_vdev(mr->pd->device)->nr_odp_mrs);
 }
 
 /**
@@ -204,6 +206,61 @@ int vhca_odp_fault(struct vhca_mr *mr, u64 va, u64 len, bool write,
 	}
 	mutex_unlock(&odp->umem_mutex);
 	return 0;
+}
+
+/**
+ * vhca_odp_miss() - a step of the engine found pages of an ODP MR missing
+ * @r: the step's faults
+ * @f: the pages (from vhca_copy_held() or vhca_cursor_hold())
+ *
+ * Under rcu_read_lock(), where the MR was found.
+ *
+ * Return: true if the step is to fault them in (vhca_odp_resolve(), out
+ * of RCU: the MR is held) and try again; false if it fails instead: the
+ * fault of those pages failed last time, or the MR is going.
+ */
+bool vhca_odp_miss(struct vhca_odp_retry *r, const struct vhca_fault *f)
+{
+	if ((r->failed == f->mr && r->failed_write == f->write) ||
+	    !vhca_odp_get(f->mr)) {
+		r->lost = true;
+		return false;
+	}
+	r->fault = *f;
+	r->pending = true;
+	return true;
+}
+
+/**
+ * vhca_odp_resolve() - fault in what vhca_odp_miss() took
+ * @r: the step's faults
+ *
+ * If that fails (nothing mapped there, or not writable), or the pages
+ * keep going before the step can copy (VHCA_ODP_TRIES faults in a row),
+ * the step's next miss there fails.  Process context, no lock held that
+ * an invalidation takes.
+ */
+void vhca_odp_resolve(struct vhca_odp_retry *r)
+{
+	struct vhca_fault *f = &r->fault;
+	int err;
+
+	r->pending = false;
+	err = vhca_odp_fault(f->mr, f->va, f->len, f->write, true);
+	vhca_odp_put(f->mr);
+	if (err || ++r->faults >= VHCA_ODP_TRIES) {
+		r->failed = f->mr;
+		r->failed_write = f->write;
+	}
+	cond_resched();
+}
+
+/* The step is over: the next starts with no faults behind it. */
+void vhca_odp_retry_reset(struct vhca_odp_retry *r)
+{
+	r->lost = false;
+	r->failed = NULL;
+	r->faults = 0;
 }
 
 /**

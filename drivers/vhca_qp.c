@@ -215,6 +215,7 @@ static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->rq_post_lock);
 	INIT_DELAYED_WORK(&qp->sq_work, vhca_sq_work);
 	INIT_WORK(&qp->rd_work, vhca_resp_rd_work);
+	INIT_WORK(&qp->resp.fault_work, vhca_resp_fault_work);
 	qp->rd_cpu = -1;
 	qp->state = IB_QPS_RESET;
 	qp->dst_dev = U32_MAX;
@@ -266,6 +267,8 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	qp->resp.have_wqe = false;	/* its ring is reset below */
 	qp->resp.active = false;
 	qp->resp.closed = false;
+	qp->resp.fault_failed = false;
+	qp->resp.faults = 0;
 	vhca_resp_rd_forget(&qp->resp);
 	spin_unlock_bh(&qp->resp.lock);
 	spin_lock_irq(&qp->sq_post_lock);
@@ -335,9 +338,14 @@ static int vhca_qp_check_attr(struct vhca_qp *qp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
 		return -EINVAL;
+	/*
+	 * ON_DEMAND is an MR's, but rdma-core's ODP tests give a QP the
+	 * access flags of their MRs, as mlx5 and rxe let them: ignored.
+	 */
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~(VHCA_QP_ACCESS | IB_ACCESS_LOCAL_WRITE |
-					VHCA_ACCESS_FLUSH)))
+					VHCA_ACCESS_FLUSH |
+					IB_ACCESS_ON_DEMAND)))
 		return -EINVAL;
 	if ((mask & IB_QP_AV) &&
 	    (rdma_ah_get_port_num(&attr->ah_attr) != VHCA_PORT ||
@@ -518,6 +526,7 @@ static int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vhca_mcast_qp_gone(qp);
 	vhca_qpn_free(to_vdev(ibqp->device), qp);
 	synchronize_rcu();
+	vhca_resp_fault_drain(qp);
 	if (qp->resp.rd)
 		vhca_resp_rd_drain(qp);
 	if (qp->ibqp.qp_type == IB_QPT_UC)

@@ -17,6 +17,11 @@
  * the send ring: it completes WQEs, and after a sequence NAK or a timeout
  * rewinds req.next to the oldest WQE not complete, which this file then
  * sends again (a READ or atomic asks only for what it still lacks).
+ *
+ * ODP: a WQE's pages are faulted in before it goes (vhca_req_prefault()),
+ * in process context like the rest of the requester.  A packet that finds
+ * a page gone since (an invalidation) stops its message there, as a full
+ * window does: the page is faulted in and the message goes on.
  */
 
 #include "vhca_wire.h"
@@ -186,7 +191,7 @@ static bool vhca_req_yield(struct vhca_dev *vdev, struct vhca_qp *qp,
 	rcu_read_unlock();
 	cond_resched();
 	rcu_read_lock();
-	if (vhca_wqe_source(vdev, qp, w, qp->seg, &ns, 0) != len)
+	if (vhca_wqe_source(vdev, qp, w, qp->seg, &ns, VHCA_FIND_ODP) != len)
 		return false;
 	*src = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
 	vhca_cursor_skip(src, off);
@@ -213,7 +218,10 @@ static bool vhca_req_yield(struct vhca_dev *vdev, struct vhca_qp *qp,
  * so the run's end makes it ask, and a window the call filled opens
  * again.  A packet that cannot be allocated is lost, as on a wire, and so
  * are the ones after it: RC sends the WQE again, UC never knows.  Every
- * VHCA_REQ_YIELD packets the CPU may go to another task.  Process
+ * VHCA_REQ_YIELD packets the CPU may go to another task.  Data in ODP
+ * MRs is copied under a hold (vhca_cursor_hold()); a missing page stops
+ * the message at its packet with the fault pending in qp->exec.odp, or,
+ * if its fault failed, loses the rest (qp->exec.odp.lost).  Process
  * context, under rcu_read_lock().
  *
  * Return: the first packet not sent, to go on from later; the message's
@@ -236,10 +244,13 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 		.dmalen = len,
 		.imm = inv ? cpu_to_be32(w->ex) : (__force __be32)w->ex,
 	};
-	struct vhca_cursor dst;
+	bool odp = vhca_segs_odp(src->seg, src->nseg);
+	struct vhca_cursor dst, at;
+	struct vhca_fault f;
 	struct vhca_seg out;
 	struct sk_buff *skb;
 	u32 i, n, off, end;
+	int err;
 
 	/* the process may have rewritten the WQE to fewer bytes meanwhile */
 	from = min(from, npkts - 1);
@@ -250,8 +261,11 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 		bool first = !i, last = i == npkts - 1;
 
 		if (i != from && !((i - from) % VHCA_REQ_YIELD) &&
-		    need_resched() && !vhca_req_yield(vdev, qp, w, src, len, off))
-			return npkts;
+		    need_resched()) {
+			if (!vhca_req_yield(vdev, qp, w, src, len, off))
+				return npkts;
+			odp = vhca_segs_odp(src->seg, src->nseg);
+		}
 		n = min(len - off, mtu);
 		h.opcode = (rc ? VHCA_OP_RC : VHCA_OP_UC) |
 			   vhca_req_op(write, first, last, imm);
@@ -267,7 +281,17 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return npkts;
 		out.len = n;
 		dst = (struct vhca_cursor){ .seg = &out, .nseg = 1 };
+		at = *src;
+		err = odp ? vhca_cursor_hold(at, n, false, &f) : 0;
+		if (err) {
+			kfree_skb(skb);
+			if (err == -EFAULT && vhca_odp_miss(&qp->exec.odp, &f))
+				return i;
+			return npkts;
+		}
 		vhca_copy(&dst, src, n);
+		if (odp)
+			vhca_cursor_release(at, n);
 		if (rc) {
 			vhca_req_xmit(qp, skb, i == end - 1);
 		} else {
@@ -288,7 +312,8 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
  * room for (vhca_net_room(), VHCA_UC_INFLIGHT at most) and returns
  * VHCA_PARTIAL if more are left: the engine runs the WQE again from
  * qp->wire_pkt later, so a message of 2 GiB holds neither the doorbell's
- * system call nor the QP's lock until its last packet.
+ * system call nor the QP's lock until its last packet.  VHCA_FAULT: the
+ * same, once the ODP pages its next packet needs are faulted in.
  */
 int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
 		const struct vhca_swqe *w, struct vhca_seg *sseg,
@@ -302,11 +327,11 @@ int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	if (next < npkts) {
 		qp->wire_pkt = next;
-		return VHCA_PARTIAL;
+		return qp->exec.odp.pending ? VHCA_FAULT : VHCA_PARTIAL;
 	}
 	qp->wire_pkt = 0;
 	qp->attr.sq_psn = (qp->attr.sq_psn + npkts) & VHCA_BTH_PSN_MASK;
-	return IB_WC_SUCCESS;
+	return qp->exec.odp.lost ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 }
 
 /* The retransmission timeout: 4.096 us * 2^timeout, 0 meaning never. */
@@ -563,7 +588,8 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	qp->req.partial = false;	/* until vhca_req_data() says */
 	if (!aw && !fl)
 		len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
-				      rd || at ? IB_ACCESS_LOCAL_WRITE : 0);
+				      (rd || at ? IB_ACCESS_LOCAL_WRITE : 0) |
+				      VHCA_FIND_ODP);
 	if (len < 0)
 		return -len;
 	if (at && !fl && len != sizeof(u64))
@@ -629,7 +655,8 @@ static bool vhca_req_continue(struct vhca_qp *qp)
 	rcu_read_lock();
 	if (w->opcode == e->opcode && w->wr_id == e->wr_id &&
 	    !vhca_wqe_check(qp, w))
-		len = vhca_wqe_source(vdev, qp, w, qp->seg, &ns, 0);
+		len = vhca_wqe_source(vdev, qp, w, qp->seg, &ns,
+				      VHCA_FIND_ODP);
 	if (len == e->len && vhca_req_npkts(vdev, qp, len) == e->npkts) {
 		src = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
 		vhca_req_data(qp, e, w, &src, q->tail);
@@ -638,6 +665,70 @@ static bool vhca_req_continue(struct vhca_qp *qp)
 	}
 	rcu_read_unlock();
 	return q->partial;
+}
+
+/*
+ * Fault in the ODP pages of WQE @w before it goes: its data, or where a
+ * READ's or atomic's response lands (@write).  One SGE at a time, each
+ * looked up again under RCU and faulted in out of it.  Returns 0, or
+ * IB_WC_LOC_PROT_ERR if a page cannot be had (nothing mapped there, or
+ * not writable): the WQE fails before it leaves.  Process context.
+ */
+static int vhca_req_prefault(struct vhca_qp *qp, const struct vhca_swqe *w,
+			     bool write)
+{
+	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	int access = (write ? IB_ACCESS_LOCAL_WRITE : 0) | VHCA_FIND_ODP;
+	struct vhca_seg *seg = qp->seg;
+	unsigned int i = 0, ns;
+	struct vhca_mr *mr;
+	u64 va, len;
+	int err;
+
+	if (!atomic_read(&vdev->nr_odp_mrs))
+		return 0;
+	for (;;) {
+		rcu_read_lock();
+		if (vhca_wqe_source(vdev, qp, w, seg, &ns, access) < 0) {
+			rcu_read_unlock();
+			return 0;	/* vhca_req_send() says why */
+		}
+		while (i < ns && !(seg[i].mr && seg[i].mr->type == VHCA_MR_ODP &&
+				   seg[i].len))
+			i++;
+		if (i == ns) {
+			rcu_read_unlock();
+			return 0;
+		}
+		mr = seg[i].mr;
+		va = seg[i].va;
+		len = seg[i].len;
+		if (!vhca_odp_get(mr)) {
+			rcu_read_unlock();
+			return IB_WC_LOC_PROT_ERR;
+		}
+		rcu_read_unlock();
+		err = vhca_odp_fault(mr, va, len, write, true);
+		vhca_odp_put(mr);
+		if (err)
+			return IB_WC_LOC_PROT_ERR;
+		i++;
+	}
+}
+
+/*
+ * The rest of a partial message whose packet found an ODP page gone:
+ * faulted in, and sent on, until it is all gone or the window fills.
+ * Returns true while packets of it are left.
+ */
+static bool vhca_req_rest(struct vhca_qp *qp)
+{
+	while (qp->exec.odp.pending) {
+		vhca_odp_resolve(&qp->exec.odp);
+		vhca_req_continue(qp);
+	}
+	vhca_odp_retry_reset(&qp->exec.odp);
+	return qp->req.partial;
 }
 
 /*
@@ -697,8 +788,11 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 		return VHCA_SQ_IDLE;
 	}
 	/* a partial's rest goes before anything later, in PSN order */
-	if (q->partial && qp->sq_cons != q->next && vhca_req_continue(qp))
-		stop = VHCA_SQ_BLOCKED;
+	if (q->partial && qp->sq_cons != q->next) {
+		vhca_req_continue(qp);
+		if (vhca_req_rest(qp))
+			stop = VHCA_SQ_BLOCKED;
+	}
 	while (stop == VHCA_SQ_IDLE && q->next != prod) {
 		if (!*budget) {
 			stop = VHCA_SQ_MORE;
@@ -711,15 +805,19 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 		}
 		(*budget)--;
 		status = vhca_wqe_check(qp, w);
-		if (!status && (vhca_wr_op(w->opcode)->flags & VHCA_OPF_LOCAL)) {
+		if (!status && (vhca_wr_op(w->opcode)->flags & VHCA_OPF_LOCAL))
 			status = -1;	/* vhca_req_local() runs it */
-		} else if (!status) {
+		else if (!status)
+			status = vhca_req_prefault(qp, w,
+						   vhca_wr_is(w->opcode,
+							      VHCA_OPF_RD_ATOMIC));
+		if (!status) {
 			rcu_read_lock();
 			status = vhca_req_send(qp, w);
 			rcu_read_unlock();
 		}
 		if (status == IB_WC_SUCCESS) {
-			if (q->partial)
+			if (vhca_req_rest(qp))
 				stop = VHCA_SQ_BLOCKED;	/* ACKs open the window */
 			continue;
 		}

@@ -7,6 +7,13 @@
  * executes atomics and ATOMIC WRITEs, queues READs and sends their
  * responses from rd_work, answers duplicates, and sends ACKs, NAKs and
  * CNPs.  The requester is in vhca_req.c.
+ *
+ * ODP: a packet that finds a page of an ODP MR missing cannot wait for it
+ * here, in softirq.  RC answers it with an RNR NAK, as an ODP HCA does,
+ * and leaves the PSN where it was; fault_work faults the pages in, and
+ * the requester's retry after the RNR timer finds them.  UC drops the
+ * message, as it drops any it cannot place.  rd_work faults in what a
+ * READ's responses need itself.
  */
 #include "vhca_roce.h"
 #include "vhca_wire.h"
@@ -20,6 +27,15 @@
 #define VHCA_RD_INFLIGHT	512
 /* READ response packets rd_work takes at once. */
 #define VHCA_RD_BATCH		16
+/*
+ * Bytes of a message a fault maps from the packet that found them
+ * missing on, within the message and the MR: each fault of an RC
+ * responder costs the requester an RNR NAK and its timer, so a message
+ * into cold pages costs one per this much, not one per page.
+ */
+#define VHCA_RESP_FAULT_AHEAD	SZ_4M
+/* not a NAK code: vhca_resp_atomic() found an ODP page missing */
+#define VHCA_RESP_FAULT		0x100
 
 /*
  * Complete the receive WQE a message holds, of the message @m ends (NULL
@@ -89,18 +105,35 @@ static bool vhca_resp_start(struct vhca_qp *qp, const struct vhca_resp_msg *m,
 }
 
 /*
+ * @f, a fault of a packet at r->off of the message, made to reach over
+ * @rest more bytes of the segment it is in (VHCA_RESP_FAULT_AHEAD at
+ * most), within its MR.
+ */
+static void vhca_resp_fault_ahead(struct vhca_fault *f, u64 rest)
+{
+	const struct vhca_mr *mr = f->mr;
+	u64 end = READ_ONCE(mr->iova) + READ_ONCE(mr->length);
+
+	rest = min_t(u64, min_t(u64, rest, VHCA_RESP_FAULT_AHEAD),
+		     end > f->va ? end - f->va : 0);
+	f->len = max_t(u64, f->len, rest);
+}
+
+/*
  * Place one packet's payload at offset r->off of the message: into the
  * held receive WQE's buffers, or at the WRITE's remote address.  Keys are
- * looked up again for each packet.  Returns an IB_WC_* status.
+ * looked up again for each packet.  Returns an IB_WC_* status, or
+ * VHCA_FAULT with @f: an ODP page to fault in.
  */
 static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
-			   const struct vhca_resp_msg *m)
+			   const struct vhca_resp_msg *m, struct vhca_fault *f)
 {
 	struct vhca_resp *r = &qp->resp;
 	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
-	unsigned int nd = 1;
+	unsigned int i, nd = 1;
 	u32 doff = 0;
 	struct vhca_mr *mr;
+	int lost;
 	s64 room;
 
 	if (!m->len)
@@ -115,7 +148,7 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 		      IB_ACCESS_REMOTE_WRITE))
 			return IB_WC_REM_ACCESS_ERR;
 		mr = vhca_mr_find_remote(vdev, r->rkey, qp,
-					 IB_ACCESS_REMOTE_WRITE,
+					 IB_ACCESS_REMOTE_WRITE | VHCA_FIND_ODP,
 					 r->va + r->off, m->len);
 		if (!mr)
 			return IB_WC_REM_ACCESS_ERR;
@@ -124,8 +157,8 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 					       .len = m->len };
 	} else {
 		room = vhca_sges(vdev, r->wqe->sge, r->wqe->num_sge,
-				 qp->ibqp.pd, IB_ACCESS_LOCAL_WRITE, r->seg,
-				 &nd);
+				 qp->ibqp.pd, IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP,
+				 r->seg, &nd);
 		if (room < 0)
 			return IB_WC_LOC_PROT_ERR;
 		if (r->off + m->len > room)
@@ -133,10 +166,82 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 		doff = r->off;
 	}
 	/* a LOCAL_INV elsewhere that completed keeps this packet out */
-	if (vhca_copy_held(r->seg, nd, doff, &data, 1, 0, m->len, NULL))
+	lost = vhca_copy_held(r->seg, nd, doff, &data, 1, 0, m->len, f);
+	if (lost == VHCA_COPY_FAULT) {
+		if (r->write) {
+			vhca_resp_fault_ahead(f, r->dmalen - r->off);
+			return VHCA_FAULT;
+		}
+		for (i = 0; i < nd; i++)
+			if (r->seg[i].mr == f->mr && f->va >= r->seg[i].va &&
+			    f->va - r->seg[i].va < r->seg[i].len)
+				vhca_resp_fault_ahead(f, r->seg[i].va +
+						      r->seg[i].len - f->va);
+		return VHCA_FAULT;
+	}
+	if (lost)
 		return r->write ? IB_WC_REM_ACCESS_ERR : IB_WC_LOC_PROT_ERR;
 	r->off += m->len;
 	return IB_WC_SUCCESS;
+}
+
+/**
+ * vhca_resp_fault_work() - fault in the ODP pages a packet found missing
+ * @work: the QP's resp.fault_work
+ *
+ * If that fails, or the packet found pages missing VHCA_ODP_TRIES times
+ * in a row, its next miss fails it (vhca_resp_fault()).
+ */
+void vhca_resp_fault_work(struct work_struct *work)
+{
+	struct vhca_qp *qp = container_of(work, struct vhca_qp,
+					  resp.fault_work);
+	struct vhca_resp *r = &qp->resp;
+	struct vhca_fault f = r->fault;	/* stable while fault_busy */
+	int err;
+
+	err = vhca_odp_fault(f.mr, f.va, f.len, f.write, true);
+	vhca_odp_put(f.mr);
+	spin_lock_bh(&r->lock);
+	r->fault_busy = false;
+	if (err || ++r->faults >= VHCA_ODP_TRIES)
+		r->fault_failed = true;
+	spin_unlock_bh(&r->lock);
+}
+
+/**
+ * vhca_resp_fault_drain() - forget a fault not yet begun, for good
+ * @qp: a QP being destroyed, which receives nothing any more
+ */
+void vhca_resp_fault_drain(struct vhca_qp *qp)
+{
+	if (cancel_work_sync(&qp->resp.fault_work))
+		vhca_odp_put(qp->resp.fault.mr);
+}
+
+/*
+ * A packet found the ODP pages @f missing.  Returns true if they are to
+ * be faulted in (or are being): the packet is to come again.  False if
+ * it fails instead: their fault failed (the flag is spent), or the MR is
+ * going.  Caller holds qp->resp.lock, under rcu_read_lock().
+ */
+static bool vhca_resp_fault(struct vhca_qp *qp, const struct vhca_fault *f)
+{
+	struct vhca_resp *r = &qp->resp;
+
+	if (r->fault_failed) {
+		r->fault_failed = false;
+		r->faults = 0;
+		return false;
+	}
+	if (r->fault_busy)
+		return true;	/* one at a time: perhaps this very one */
+	if (!vhca_odp_get(f->mr))
+		return false;
+	r->fault = *f;
+	r->fault_busy = true;
+	queue_work(vhca_wq, &r->fault_work);
+	return true;
 }
 
 /* An ACK, a NAK or an atomic ACK for @psn to @qp's requester. */
@@ -327,41 +432,80 @@ static bool vhca_resp_rd_send(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
- * Send the packets taken in @b.  The MR is looked up again for each batch:
- * if the process deregistered it since the request, the rest of that READ
- * is never sent, as if lost, and the requester's retry earns a remote
- * access NAK.
+ * Send the packets of @b up to packet @end.  The MR is looked up again
+ * for each batch: if the process deregistered it since the request, the
+ * rest of that READ is never sent, as if lost, and the requester's retry
+ * earns a remote access NAK.  An ODP MR's pages are held packet by
+ * packet.  Returns true if a packet found one missing: @f says which,
+ * its MR held, and @b goes on from that packet once it is faulted in.
  */
-static void vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
-			       struct vhca_rd_batch *b)
+static bool vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
+			       struct vhca_rd_batch *b, u32 end,
+			       struct vhca_fault *f)
 {
 	struct vhca_rd_resp *e = &b->e;
-	u32 end = e->sent + b->n;
-	struct vhca_cursor src;
+	struct vhca_cursor src, at;
 	struct vhca_mr *mr = NULL;
+	bool odp = false, miss = false, ok;
 	struct vhca_seg seg;
+	u32 k;
+	int err;
 
 	rcu_read_lock();
 	if (e->len) {
 		mr = vhca_mr_find_remote(vdev, e->rkey, qp,
-					 IB_ACCESS_REMOTE_READ, e->va, e->len);
-		if (mr && !vhca_mr_read_begin(mr, e->rkey))
+					 IB_ACCESS_REMOTE_READ | VHCA_FIND_ODP,
+					 e->va, e->len);
+		odp = mr && mr->type == VHCA_MR_ODP;
+		if (mr && !odp && !vhca_mr_read_begin(mr, e->rkey))
 			mr = NULL;
 	}
 	if (mr || !e->len) {
 		seg = (struct vhca_seg){ .mr = mr, .va = e->va, .len = e->len };
 		src = (struct vhca_cursor){ .seg = &seg, .nseg = 1 };
 		vhca_cursor_skip(&src, e->sent * e->mtu);
-		while (e->sent < end && vhca_resp_rd_send(vdev, qp, b, &src))
-			;
+		while (e->sent < end) {
+			k = min(e->len - e->sent * e->mtu, e->mtu);
+			at = src;
+			err = odp ? vhca_cursor_hold(at, k, false, f) : 0;
+			if (err) {
+				miss = err == -EFAULT && vhca_odp_get(f->mr);
+				break;
+			}
+			ok = vhca_resp_rd_send(vdev, qp, b, &src);
+			if (odp)
+				vhca_cursor_release(at, k);
+			if (!ok)
+				break;
+		}
 	}
-	if (mr)
+	if (mr && !odp)
 		vhca_mr_read_end(mr);
 	rcu_read_unlock();
-	/* what was taken and not sent no longer counts */
-	if (e->sent < end &&
-	    !atomic_sub_return(end - e->sent, &qp->net_inflight))
-		wake_up_var(&qp->net_inflight);
+	if (miss)
+		vhca_resp_fault_ahead(f, e->len - e->sent * e->mtu);
+	return miss;
+}
+
+/*
+ * A READ whose pages cannot be had (@e, from its packet e->sent on): none
+ * of the rest is sent, and the requester gets a remote access NAK.
+ */
+static void vhca_resp_rd_refuse(struct vhca_dev *vdev, struct vhca_qp *qp,
+				const struct vhca_rd_resp *e)
+{
+	struct vhca_resp *r = &qp->resp;
+	struct vhca_rd_resp *q;
+	unsigned int i;
+
+	spin_lock_bh(&r->lock);
+	for (i = r->rd_head; i != r->rd_tail; i++) {
+		q = &r->rd[i & (VHCA_RD_QUEUE - 1)];
+		if (q->psn == e->psn)
+			q->sent = q->npkts;
+	}
+	vhca_resp_nak(vdev, qp, e->psn + e->sent, VHCA_NAK_REM_ACCESS);
+	spin_unlock_bh(&r->lock);
 }
 
 /**
@@ -370,19 +514,40 @@ static void vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
  *	packets in flight are freed
  *
  * resp.lock is held only to take a batch: the requests arriving on other
- * CPUs do not wait while it is built and sent.
+ * CPUs do not wait while it is built and sent.  ODP pages a batch finds
+ * missing are faulted in here, and the batch goes on.
  */
 void vhca_resp_rd_work(struct work_struct *work)
 {
 	struct vhca_qp *qp = container_of(work, struct vhca_qp, rd_work);
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_rd_batch b;
+	struct vhca_fault f;
+	unsigned int tries;
+	bool miss;
+	u32 end;
+	int err;
 
 	while (vhca_resp_rd_take(qp, &b)) {
-		/* as in softirq, where the rest of the responder runs */
-		local_bh_disable();
-		vhca_resp_rd_batch(vdev, qp, &b);
-		local_bh_enable();
+		end = b.e.sent + b.n;
+		for (tries = 0; ; tries++) {
+			/* as in softirq, where the rest of the responder runs */
+			local_bh_disable();
+			miss = vhca_resp_rd_batch(vdev, qp, &b, end, &f);
+			local_bh_enable();
+			if (!miss)
+				break;
+			err = vhca_odp_fault(f.mr, f.va, f.len, false, true);
+			vhca_odp_put(f.mr);
+			if (err || tries >= VHCA_ODP_TRIES) {
+				vhca_resp_rd_refuse(vdev, qp, &b.e);
+				break;
+			}
+		}
+		/* what was taken and not sent no longer counts */
+		if (b.e.sent < end &&
+		    !atomic_sub_return(end - b.e.sent, &qp->net_inflight))
+			wake_up_var(&qp->net_inflight);
 		cond_resched();
 	}
 }
@@ -477,8 +642,8 @@ static int vhca_resp_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 		      IB_ACCESS_REMOTE_READ))
 			return VHCA_NAK_REM_ACCESS;
 		if (!vhca_mr_find_remote(vdev, m->rkey, qp,
-					 IB_ACCESS_REMOTE_READ, m->va,
-					 m->dmalen))
+					 IB_ACCESS_REMOTE_READ | VHCA_FIND_ODP,
+					 m->va, m->dmalen))
 			return VHCA_NAK_REM_ACCESS;
 	}
 	/* the oldest READ remembered makes room, once it is all sent */
@@ -512,9 +677,25 @@ static int vhca_resp_atomic_nak(int err)
 	}
 }
 
-/* Execute an atomic request.  Returns a NAK code, or -1 with *@orig. */
+/*
+ * What vhca_atomic() or vhca_atomic_store() returned, as a NAK code, -1
+ * for none, or VHCA_RESP_FAULT for an ODP page to fault in (@f).
+ */
+static int vhca_resp_atomic_err(int err, struct vhca_fault *f)
+{
+	if (err != -EFAULT)
+		return vhca_resp_atomic_nak(err);
+	vhca_resp_fault_ahead(f, sizeof(u64));
+	return VHCA_RESP_FAULT;
+}
+
+/*
+ * Execute an atomic request.  Returns a NAK code, -1 with *@orig, or
+ * VHCA_RESP_FAULT with @f.
+ */
 static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
-			    const struct vhca_resp_msg *m, u64 *orig)
+			    const struct vhca_resp_msg *m, u64 *orig,
+			    struct vhca_fault *f)
 {
 	struct vhca_mr *mr;
 
@@ -523,22 +704,25 @@ static int vhca_resp_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_ATOMIC))
 		return VHCA_NAK_REM_ACCESS;
 	mr = vhca_mr_find_remote(vdev, m->rkey, qp,
-				 IB_ACCESS_REMOTE_ATOMIC, m->va, sizeof(u64));
+				 IB_ACCESS_REMOTE_ATOMIC | VHCA_FIND_ODP,
+				 m->va, sizeof(u64));
 	if (!mr)
 		return VHCA_NAK_REM_ACCESS;
-	return vhca_resp_atomic_nak(vhca_atomic(mr, m->rkey, m->va,
+	return vhca_resp_atomic_err(vhca_atomic(mr, m->rkey, m->va,
 						m->op == VHCA_OP_CMP_SWAP,
-						m->compare, m->swap, orig));
+						m->compare, m->swap, orig, f),
+				    f);
 }
 
 /*
  * Execute an ATOMIC WRITE request: exactly 8 bytes, to an aligned word,
  * with write access.  It takes a responder resource, as an atomic does,
- * so a duplicate is answered without storing again.  Returns a NAK code,
- * or -1.
+ * so a duplicate is answered without storing again.  Returns as
+ * vhca_resp_atomic() does.
  */
 static int vhca_resp_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
-				  const struct vhca_resp_msg *m)
+				  const struct vhca_resp_msg *m,
+				  struct vhca_fault *f)
 {
 	struct vhca_mr *mr;
 	u64 val;
@@ -548,12 +732,14 @@ static int vhca_resp_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return VHCA_NAK_INV_REQ;
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
 		return VHCA_NAK_REM_ACCESS;
-	mr = vhca_mr_find_remote(vdev, m->rkey, qp, IB_ACCESS_REMOTE_WRITE,
+	mr = vhca_mr_find_remote(vdev, m->rkey, qp,
+				 IB_ACCESS_REMOTE_WRITE | VHCA_FIND_ODP,
 				 m->va, sizeof(u64));
 	if (!mr)
 		return VHCA_NAK_REM_ACCESS;
 	memcpy(&val, m->data, sizeof(val));	/* in memory order */
-	return vhca_resp_atomic_nak(vhca_atomic_store(mr, m->rkey, m->va, val));
+	return vhca_resp_atomic_err(vhca_atomic_store(mr, m->rkey, m->va, val,
+						      f), f);
 }
 
 /*
@@ -644,10 +830,27 @@ static int vhca_resp_flush(struct vhca_qp *qp, const struct vhca_resp_msg *m)
 }
 
 /*
+ * An RNR NAK for @psn: it is to come again after the responder's timer.
+ * For a page fault, the packets behind it that are on their way get no
+ * sequence NAK: the requester sends them again after @psn anyway.
+ */
+static void vhca_resp_rnr(struct vhca_dev *vdev, struct vhca_qp *qp, u32 psn,
+			  bool fault)
+{
+	if (fault) {
+		qp->resp.nak_sent = true;
+		vhca_count_qp(qp, VHCA_CNT_ODP_RNR);
+	}
+	vhca_resp_ack(vdev, qp, VHCA_OP_ACK, psn,
+		      VHCA_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f), 0);
+}
+
+/*
  * An RC request with the PSN expected next: executed, and acknowledged
- * if the requester asked.  A SEND with no receive WQE gets an RNR NAK and
- * leaves the PSN where it was, so the requester's retry is the same
- * request.  Caller holds qp->resp.lock.
+ * if the requester asked.  A SEND with no receive WQE, and a packet that
+ * found an ODP page missing, get an RNR NAK and leave the PSN where it
+ * was, so the requester's retry is the same request.  Caller holds
+ * qp->resp.lock.
  */
 static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 			      const struct vhca_resp_msg *m, bool first,
@@ -656,6 +859,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 	bool write = m->flags & VHCA_PKT_WRITE;
 	bool inv = m->flags & VHCA_PKT_INV;
 	struct vhca_resp *r = &qp->resp;
+	struct vhca_fault f;
 	int nak, status;
 	u32 npkts;
 	u64 orig;
@@ -678,11 +882,19 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 		orig = 0;
 		if (kind == VHCA_PKT_ATOMIC_WRITE)
-			nak = vhca_resp_atomic_write(vdev, qp, m);
+			nak = vhca_resp_atomic_write(vdev, qp, m, &f);
 		else if (kind == VHCA_PKT_FLUSH)
 			nak = vhca_resp_flush(qp, m);
 		else
-			nak = vhca_resp_atomic(vdev, qp, m, &orig);
+			nak = vhca_resp_atomic(vdev, qp, m, &orig, &f);
+		if (nak == VHCA_RESP_FAULT) {
+			if (vhca_resp_fault(qp, &f)) {
+				vhca_resp_rnr(vdev, qp, m->psn, true);
+				return;
+			}
+			nak = VHCA_NAK_REM_ACCESS;
+		}
+		r->faults = 0;
 		if (nak >= 0) {
 			vhca_resp_nak(vdev, qp, m->psn, nak);
 			return;
@@ -713,9 +925,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 		status = vhca_resp_take_wqe(qp);
 		if (status == -EAGAIN) {
 			vhca_count_qp(qp, VHCA_CNT_RCVD_NO_WQE);
-			vhca_resp_ack(vdev, qp, VHCA_OP_ACK, m->psn,
-				      VHCA_AETH_RNR_NAK |
-				      (qp->attr.min_rnr_timer & 0x1f), 0);
+			vhca_resp_rnr(vdev, qp, m->psn, false);
 			return;
 		}
 		if (status) {
@@ -724,7 +934,15 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return;
 		}
 	}
-	status = vhca_resp_place(vdev, qp, m);
+	status = vhca_resp_place(vdev, qp, m, &f);
+	if (status == VHCA_FAULT) {
+		if (vhca_resp_fault(qp, &f)) {
+			vhca_resp_rnr(vdev, qp, m->psn, true);
+			return;
+		}
+		status = write ? IB_WC_REM_ACCESS_ERR : IB_WC_LOC_PROT_ERR;
+	}
+	r->faults = 0;
 	if (status == IB_WC_SUCCESS && inv && last &&
 	    !vhca_invalidate(vdev, qp, be32_to_cpu(m->imm), true))
 		status = IB_WC_LOC_PROT_ERR;
@@ -789,13 +1007,15 @@ static void vhca_resp_rc(struct vhca_dev *vdev, struct vhca_qp *qp,
  * make a message; a packet out of order drops the message under way, and
  * only a FIRST or ONLY starts the next.  A message with no receive WQE, a
  * bad key or that does not fit is dropped (a SEND's WQE then completes in
- * error).  Nothing goes back to the sender.  Softirq context, under
- * rcu_read_lock().
+ * error), and so is one that finds an ODP page missing (its receive WQE
+ * is kept for the next, and the page faulted in for it).  Nothing goes
+ * back to the sender.  Softirq context, under rcu_read_lock().
  */
 void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_resp_msg *m)
 {
 	struct vhca_qp *qp = xa_load(&vdev->qp_xa, m->dqpn);
 	bool first, last, write, imm;
+	struct vhca_fault f;
 	struct vhca_resp *r;
 	int status;
 
@@ -835,7 +1055,16 @@ void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_resp_msg *m)
 		r->dropping = true;
 		goto out;
 	}
-	status = vhca_resp_place(vdev, qp, m);
+	status = vhca_resp_place(vdev, qp, m, &f);
+	if (status == VHCA_FAULT) {
+		/* the receive stays for the next message, as for a loss */
+		if (vhca_resp_fault(qp, &f)) {
+			r->dropping = true;
+			goto out;
+		}
+		status = write ? IB_WC_REM_ACCESS_ERR : IB_WC_LOC_PROT_ERR;
+	}
+	r->faults = 0;
 	if (status != IB_WC_SUCCESS) {
 		if (!write)
 			vhca_resp_done(qp, status, 0, NULL);

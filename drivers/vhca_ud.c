@@ -194,13 +194,12 @@ void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m)
 
 /*
  * A UD SEND to a GID that is not this host's: RoCEv2 on the wire, from
- * @sgid, the AV's source GID as vhca_ud_exec() found it (an ERR_PTR if
+ * @sgid, the AV's source GID as vhca_ud_send() found it (an ERR_PTR if
  * it has none).
  */
 static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
-			const struct vhca_swqe *w, struct vhca_seg *sseg,
-			unsigned int ns, u32 len, u32 qkey,
-			const struct ib_gid_attr *sgid)
+			const struct vhca_swqe *w, struct vhca_cursor *src,
+			u32 len, u32 qkey, const struct ib_gid_attr *sgid)
 {
 	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
 	struct vhca_tx_hdr h = {
@@ -215,47 +214,38 @@ static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
 		.se = w->flags & VHCA_SWQE_F_SOLICITED,
 	};
 	struct vhca_seg out = { .len = len };
-	struct vhca_cursor src = { .seg = sseg, .nseg = ns };
 	struct vhca_cursor dst = { .seg = &out, .nseg = 1 };
 	struct sk_buff *skb;
 
 	skb = vhca_net_alloc(vdev, &h, len, &out.kdst);
 	if (!skb)
 		return IB_WC_SUCCESS;	/* lost, as on a congested wire */
-	vhca_copy(&dst, &src, len);
+	vhca_copy(&dst, src, len);
 	qp->attr.sq_psn = (qp->attr.sq_psn + 1) & VHCA_BTH_PSN_MASK;
 	vhca_net_send(vdev, skb, &w->ud.av, sgid, qp);
 	return IB_WC_SUCCESS;
 }
 
 /*
- * A UD SEND: to the QP remote_qpn of the vhca device of this host that has
- * the destination GID, if there is one and the qkey matches; to the wire
- * otherwise.  A datagram nobody takes is lost and the sender still
- * completes.  The receiver's buffers take the GRH first, then the data.
- * Caller holds rcu_read_lock().
+ * A UD SEND of @len bytes from @src: to the QP remote_qpn of the vhca
+ * device of this host that has the destination GID, if there is one and
+ * the qkey matches; to the wire otherwise.  A datagram nobody takes is
+ * lost and the sender still completes.  The receiver's buffers take the
+ * GRH first, then the data.  Caller holds rcu_read_lock().
  */
-int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
-		 const struct vhca_swqe *w, struct vhca_seg *sseg,
-		 struct vhca_seg *dseg)
+static int vhca_ud_send(struct vhca_dev *vdev, struct vhca_qp *qp,
+			const struct vhca_swqe *w, struct vhca_cursor *src,
+			u32 len, struct vhca_seg *dseg)
 {
 	const struct vhca_av *av = &w->ud.av;
-	struct vhca_rmsg msg;
-	struct vhca_cursor src;
 	const struct ib_gid_attr *sgid;
 	struct vhca_dev *pdev;
+	struct vhca_rmsg msg;
 	struct vhca_qp *peer;
-	unsigned int ns;
 	u16 vlan = VHCA_NO_VLAN;
 	u8 grh[40], net;
 	u32 qkey;
-	s64 len;
 
-	len = vhca_wqe_source(vdev, qp, w, sseg, &ns, 0);
-	if (len < 0)
-		return -len;
-	if (len > ib_mtu_enum_to_int(READ_ONCE(vdev->active_mtu)))
-		return IB_WC_LOC_LEN_ERR;
 	/* IB: a qkey with the high bit set means "use the sender's own" */
 	qkey = (w->ud.remote_qkey & 0x80000000) ? qp->attr.qkey :
 						  w->ud.remote_qkey;
@@ -270,8 +260,7 @@ int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	       vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid,
 			       vhca_gid_net(sgid));
 	if (!pdev) {
-		int status = vhca_ud_wire(vdev, qp, w, sseg, ns, len, qkey,
-					  sgid);
+		int status = vhca_ud_wire(vdev, qp, w, src, len, qkey, sgid);
 
 		if (!IS_ERR(sgid))
 			rdma_put_gid_attr(sgid);
@@ -284,9 +273,46 @@ int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	rdma_put_gid_attr(sgid);
 	if (!vhca_ud_accepts(peer, qkey))
 		return IB_WC_SUCCESS;
-	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 	msg = vhca_rmsg_of(w);
-	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, vlan, &src, len,
+	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, vlan, src, len,
 			&msg, qp->ibqp.qp_num);
 	return IB_WC_SUCCESS;
+}
+
+/*
+ * A UD SEND WQE (vhca_ud_send()).  Its ODP pages are held while the
+ * datagram is built or delivered; one missing makes it VHCA_FAULT, for
+ * the engine to fault in (qp->exec.odp) and run it again.  Caller holds
+ * rcu_read_lock().
+ */
+int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
+		 const struct vhca_swqe *w, struct vhca_seg *sseg,
+		 struct vhca_seg *dseg)
+{
+	struct vhca_cursor src, all;
+	struct vhca_fault f;
+	bool held = false;
+	unsigned int ns;
+	int status;
+	s64 len;
+
+	len = vhca_wqe_source(vdev, qp, w, sseg, &ns, VHCA_FIND_ODP);
+	if (len < 0)
+		return -len;
+	if (len > ib_mtu_enum_to_int(READ_ONCE(vdev->active_mtu)))
+		return IB_WC_LOC_LEN_ERR;
+	src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
+	all = src;
+	if (vhca_segs_odp(sseg, ns)) {
+		status = vhca_cursor_hold(all, len, false, &f);
+		if (status)
+			return status == -EFAULT &&
+			       vhca_odp_miss(&qp->exec.odp, &f) ?
+			       VHCA_FAULT : IB_WC_LOC_PROT_ERR;
+		held = true;
+	}
+	status = vhca_ud_send(vdev, qp, w, &src, len, dseg);
+	if (held)
+		vhca_cursor_release(all, len);
+	return status;
 }

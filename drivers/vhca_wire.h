@@ -159,5 +159,7 @@ unsigned int vhca_mcast_qps(struct vhca_dev *vdev, const union ib_gid *mgid,
 void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_resp_msg *m);
 void vhca_resp_rd_work(struct work_struct *work);
 void vhca_resp_rd_drain(struct vhca_qp *qp);
+void vhca_resp_fault_work(struct work_struct *work);
+void vhca_resp_fault_drain(struct vhca_qp *qp);
 
 #endif /* VHCA_WIRE_H */

@@ -375,6 +375,48 @@ static int vhca_range_hold(struct vhca_cursor c, u32 len, bool write,
 	return 0;
 }
 
+/**
+ * vhca_cursor_hold() - hold what @len bytes from @c touch, for copies
+ * @c: where they start
+ * @len: how many
+ * @write: they are to be written
+ * @f: where to say which ODP pages are missing, or NULL
+ *
+ * For a caller that copies in steps of its own (vhca_copy() on a cursor
+ * of its own) what vhca_copy_held() copies at once: bottom halves are off
+ * until vhca_cursor_release(), and the same rules hold.
+ *
+ * Return: 0; -ENOENT if a key went, -EFAULT if an ODP page is missing
+ * (@f says which).  Nothing is held then.
+ */
+int vhca_cursor_hold(struct vhca_cursor c, u32 len, bool write,
+		     struct vhca_fault *f)
+{
+	int err;
+
+	local_bh_disable();
+	err = vhca_range_hold(c, len, write, f);
+	if (err)
+		local_bh_enable();
+	return err;
+}
+
+/* Let go of what vhca_cursor_hold() held over the same bytes. */
+void vhca_cursor_release(struct vhca_cursor c, u32 len)
+{
+	vhca_range_release(c, len);
+	local_bh_enable();
+}
+
+/* Whether any of @n segments is of an ODP MR. */
+bool vhca_segs_odp(const struct vhca_seg *seg, unsigned int n)
+{
+	while (n--)
+		if (seg[n].mr && seg[n].mr->type == VHCA_MR_ODP)
+			return true;
+	return false;
+}
+
 /*
  * The code vhca_copy_held() returns for a side (1 the source, 2 the
  * destination) whose hold failed with @err.
@@ -658,19 +700,24 @@ static u64 *vhca_atomic_map(struct vhca_mr *mr, u64 va)
  * REG_MR put there since.  Bottom halves are off in between: an
  * invalidation spins for the hold, and may run in softirq on this CPU.
  * Returns the word, or an ERR_PTR: -EINVAL if it is not one aligned word
- * in memory (vhca_atomic_map()), -EACCES if the key went.
+ * in memory (vhca_atomic_map()), -EACCES if the key went, -EFAULT if an
+ * ODP page is missing (then @f, if not NULL, says which; without @f that
+ * is -EACCES).
  */
-static u64 *vhca_atomic_begin(struct vhca_mr *mr, u32 key, u64 va)
+static u64 *vhca_atomic_begin(struct vhca_mr *mr, u32 key, u64 va,
+			      struct vhca_fault *f)
 {
 	struct vhca_seg seg = { .mr = mr, .key = key, .va = va,
 				.len = sizeof(u64) };
 	struct vhca_cursor c = { .seg = &seg, .nseg = 1 };
 	u64 *p;
+	int err;
 
 	local_bh_disable();
-	if (vhca_range_hold(c, sizeof(u64), true, NULL)) {
+	err = vhca_range_hold(c, sizeof(u64), true, f);
+	if (err) {
 		local_bh_enable();
-		return ERR_PTR(-EACCES);
+		return ERR_PTR(err == -EFAULT && f ? -EFAULT : -EACCES);
 	}
 	p = vhca_atomic_map(mr, va);
 	if (!p) {
@@ -700,20 +747,22 @@ static void vhca_atomic_end(struct vhca_mr *mr, u32 key, u64 *p)
  * @compare_add: what to compare with, or to add
  * @swap: what to store if the comparison holds
  * @orig: set to the original value
+ * @f: where to say which ODP page to fault in, or NULL (see
+ *	vhca_copy_held())
  *
  * cmpxchg on the mapped word makes it atomic against every other atomic
  * of this host (and the CPUs).
  *
  * Return: 0; or, with nothing done, -EINVAL if the word is not aligned in
  * memory (vhca_atomic_map()), -EACCES if the key was invalidated since
- * it was found.
+ * it was found, -EFAULT if the word's ODP page must be faulted in (@f).
  */
 int vhca_atomic(struct vhca_mr *mr, u32 key, u64 va, bool cas,
-		u64 compare_add, u64 swap, u64 *orig)
+		u64 compare_add, u64 swap, u64 *orig, struct vhca_fault *f)
 {
 	u64 *p, old, new, seen;
 
-	p = vhca_atomic_begin(mr, key, va);
+	p = vhca_atomic_begin(mr, key, va, f);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
 	old = READ_ONCE(*p);
@@ -738,6 +787,7 @@ int vhca_atomic(struct vhca_mr *mr, u32 key, u64 va, bool cas,
  * @key: the rkey it was found by
  * @va: 8-byte aligned
  * @val: the bytes, in the order they go to memory
+ * @f: as for vhca_atomic()
  *
  * One store, which no reader of the word sees half done, ordered after
  * every store the QP made before it: what an ATOMIC WRITE is for is to
@@ -745,9 +795,10 @@ int vhca_atomic(struct vhca_mr *mr, u32 key, u64 va, bool cas,
  *
  * Return: 0, or as vhca_atomic() does, with nothing stored.
  */
-int vhca_atomic_store(struct vhca_mr *mr, u32 key, u64 va, u64 val)
+int vhca_atomic_store(struct vhca_mr *mr, u32 key, u64 va, u64 val,
+		      struct vhca_fault *f)
 {
-	u64 *p = vhca_atomic_begin(mr, key, va);
+	u64 *p = vhca_atomic_begin(mr, key, va, f);
 
 	if (IS_ERR(p))
 		return PTR_ERR(p);
@@ -798,10 +849,13 @@ int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len, u8 type,
 		access |= IB_ACCESS_FLUSH_PERSISTENT;
 	if ((READ_ONCE(qp->attr.qp_access_flags) & access) != access)
 		return IB_WC_REM_INV_REQ_ERR;
+	/* an ODP MR's pages need not be there: a FLUSH touches none */
 	if (level == IB_FLUSH_MR)
-		mr = vhca_mr_find_remote_whole(vdev, rkey, qp, access);
+		mr = vhca_mr_find_remote_whole(vdev, rkey, qp,
+					       access | VHCA_FIND_ODP);
 	else
-		mr = vhca_mr_find_remote(vdev, rkey, qp, access, va, len);
+		mr = vhca_mr_find_remote(vdev, rkey, qp,
+					 access | VHCA_FIND_ODP, va, len);
 	if (!mr)
 		return IB_WC_REM_ACCESS_ERR;
 	/* the stores before, on any CPU, are done before the response */

@@ -130,6 +130,10 @@ void vhca_copy(struct vhca_cursor *dst, struct vhca_cursor *src, u32 len);
 int vhca_copy_held(const struct vhca_seg *dseg, unsigned int nd, u32 doff,
 		   const struct vhca_seg *sseg, unsigned int ns, u32 soff,
 		   u32 len, struct vhca_fault *f);
+int vhca_cursor_hold(struct vhca_cursor c, u32 len, bool write,
+		     struct vhca_fault *f);
+void vhca_cursor_release(struct vhca_cursor c, u32 len);
+bool vhca_segs_odp(const struct vhca_seg *seg, unsigned int n);
 bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge);
 /* a receive completion's VLAN when it came on none (the core's value) */
 #define VHCA_NO_VLAN	0xffff
@@ -144,8 +148,9 @@ void vhca_send_done(struct vhca_qp *qp, const struct vhca_swqe *w, u8 status,
 int vhca_wqe_local(struct vhca_dev *vdev, struct vhca_qp *qp,
 		   const struct vhca_swqe *w);
 int vhca_atomic(struct vhca_mr *mr, u32 key, u64 va, bool cas,
-		u64 compare_add, u64 swap, u64 *orig);
-int vhca_atomic_store(struct vhca_mr *mr, u32 key, u64 va, u64 val);
+		u64 compare_add, u64 swap, u64 *orig, struct vhca_fault *f);
+int vhca_atomic_store(struct vhca_mr *mr, u32 key, u64 va, u64 val,
+		      struct vhca_fault *f);
 #ifdef VHCA_FLUSH
 int vhca_flush(struct vhca_qp *qp, u32 rkey, u64 va, u32 len, u8 type,
 	       u8 level);

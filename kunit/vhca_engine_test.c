@@ -663,14 +663,16 @@ static void atomic_word(struct kunit *test)
 					       2 * SZ_4K, acc, 12),
 			(int)IB_WC_SUCCESS);
 	/* iova + 8 is 8 bytes into the second page of buf (a reversed list) */
-	KUNIT_EXPECT_EQ(test, vhca_atomic_store(mr, key, iova + 8, v), 0);
+	KUNIT_EXPECT_EQ(test, vhca_atomic_store(mr, key, iova + 8, v, NULL),
+			0);
 	memcpy(&word, buf + SZ_4K + 8, sizeof(word));
 	KUNIT_EXPECT_EQ(test, word, v);
-	KUNIT_EXPECT_EQ(test, vhca_atomic(mr, key, iova + 8, true, v, 5, &orig),
-			0);
+	KUNIT_EXPECT_EQ(test, vhca_atomic(mr, key, iova + 8, true, v, 5, &orig,
+					  NULL), 0);
 	KUNIT_EXPECT_EQ(test, orig, v);
 	KUNIT_EXPECT_EQ(test,
-			vhca_atomic(mr, key, iova + 8, false, 2, 0, &orig), 0);
+			vhca_atomic(mr, key, iova + 8, false, 2, 0, &orig,
+				    NULL), 0);
 	KUNIT_EXPECT_EQ(test, orig, 5ULL);
 	memcpy(&word, buf + SZ_4K + 8, sizeof(word));
 	KUNIT_EXPECT_EQ(test, word, 7ULL);
@@ -678,11 +680,13 @@ static void atomic_word(struct kunit *test)
 	/* the first page's entry 4 bytes off: its last word crosses out */
 	mr->fpages[0] = (uintptr_t)buf + SZ_4K + 4;
 	memset(buf, 0x5a, 2 * SZ_4K);
-	KUNIT_EXPECT_EQ(test, vhca_atomic_store(mr, key, iova + SZ_4K - 8, v),
+	KUNIT_EXPECT_EQ(test, vhca_atomic_store(mr, key, iova + SZ_4K - 8, v,
+						NULL),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, vhca_atomic(mr, key, iova + SZ_4K - 8, false, 1,
-					  0, &orig), -EINVAL);
-	KUNIT_EXPECT_EQ(test, vhca_atomic_store(mr, key, iova + 8, v), -EINVAL);
+					  0, &orig, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vhca_atomic_store(mr, key, iova + 8, v, NULL),
+			-EINVAL);
 	KUNIT_EXPECT_NULL(test, memchr_inv(buf, 0x5a, 2 * SZ_4K));
 
 	/*
@@ -691,9 +695,10 @@ static void atomic_word(struct kunit *test)
 	 */
 	mr->fpages[0] = (uintptr_t)buf + SZ_4K;
 	KUNIT_EXPECT_TRUE(test, vhca_mr_revoke(mr, key));
-	KUNIT_EXPECT_EQ(test, vhca_atomic_store(mr, key, iova + 8, v), -EACCES);
+	KUNIT_EXPECT_EQ(test, vhca_atomic_store(mr, key, iova + 8, v, NULL),
+			-EACCES);
 	KUNIT_EXPECT_EQ(test, vhca_atomic(mr, key, iova + 8, false, 1, 0,
-					  &orig), -EACCES);
+					  &orig, NULL), -EACCES);
 	KUNIT_EXPECT_NULL(test, memchr_inv(buf, 0x5a, 2 * SZ_4K));
 	KUNIT_EXPECT_EQ(test, atomic_read(&mr->readers), 0);
 }
