@@ -162,6 +162,21 @@ static inline unsigned long *vhca_odp_pfns(struct ib_umem_odp *odp)
 #define VHCA_ODP_ACCESS_WRITE	(ODP_READ_ALLOWED_BIT | ODP_WRITE_ALLOWED_BIT)
 #endif
 
+/*
+ * ODP capabilities of RC beyond the verbs' first six: ATOMIC WRITE and
+ * FLUSH on ODP MRs have bits of their own since 6.16.
+ */
+#ifdef VHCA_HAVE_ODP_ATOMIC_WRITE
+#define VHCA_ODP_SUPPORT_ATOMIC_WRITE	IB_ODP_SUPPORT_ATOMIC_WRITE
+#else
+#define VHCA_ODP_SUPPORT_ATOMIC_WRITE	0
+#endif
+#ifdef VHCA_HAVE_ODP_FLUSH
+#define VHCA_ODP_SUPPORT_FLUSH		IB_ODP_SUPPORT_FLUSH
+#else
+#define VHCA_ODP_SUPPORT_FLUSH		0
+#endif
+
 /* A UDP tunnel socket is set up and released by its struct sock, or whole. */
 static inline void vhca_udp_tunnel_setup(struct net *net, struct socket *sock,
 					 struct udp_tunnel_sock_cfg *cfg)

@@ -287,13 +287,26 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	/*
-	 * ODP MRs can be registered and prefetched, and the same-host
-	 * engine faults their pages in; the wire's requester and responder
-	 * do not yet, so no transport is advertised.
+	 * ODP: what works on the wire as on this host.  The engine faults in
+	 * what a WQE sends and what a READ or atomic response lands in;
+	 * RC's responder answers a missing page with an RNR NAK and faults
+	 * it in, so every RC operation and SRQ may use ODP MRs.  UC's and
+	 * UD's receivers drop a message that finds a page missing (as they
+	 * drop any they cannot place; UD's receive no ODP MR at all): only
+	 * their sends are advertised.
 	 */
 	if (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)) {
 		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
 		a->odp_caps.general_caps = IB_ODP_SUPPORT;
+		a->odp_caps.per_transport_caps.rc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+			IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV |
+			VHCA_ODP_SUPPORT_ATOMIC_WRITE | VHCA_ODP_SUPPORT_FLUSH;
+		a->odp_caps.per_transport_caps.uc_odp_caps =
+			IB_ODP_SUPPORT_SEND;
+		a->odp_caps.per_transport_caps.ud_odp_caps =
+			IB_ODP_SUPPORT_SEND;
 	}
 	a->max_pd = VHCA_MAX_PD;
 	a->max_cq = VHCA_MAX_CQ;
