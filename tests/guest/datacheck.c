@@ -4,7 +4,7 @@
  *
  *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
  *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE]
- *             [-T TIMEOUT] [-p PORT] [SERVER]
+ *             [-T TIMEOUT] [-P] [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
  * says what to run, both create a QP on their device and exchange its
@@ -19,6 +19,12 @@
  *   awrite              (RC, -w) the client ATOMIC WRITEs 8 bytes to the
  *                       start of each of the server's slots, which the
  *                       server checks as it does a WRITE's
+ *   fadd                (RC, only if asked) the client FETCH_AND_ADDs to
+ *                       the word at the start of each of the server's
+ *                       slots what turns the server's poison into the
+ *                       message's 8 bytes, which the server checks as
+ *                       it does a WRITE's; the client checks that the
+ *                       original value it got back is that poison
  *
  * Message i of an OP has a length from 1 to MAXSIZE (the extremes, the
  * path MTU and one byte past it among them) and byte k of it is a function
@@ -64,6 +70,11 @@
  * -T TIMEOUT (each end its own; RC): the local ACK timeout, 4.096 us <<
  * TIMEOUT (default 14, 67 ms), for a path that goes dark for a while (a
  * bond failing over): seven retries must outlast the gap.
+ *
+ * -P (each end its own): the buffer is an ODP MR (IBV_ACCESS_ON_DEMAND),
+ * and its pages are dropped (MADV_DONTNEED) before each batch fills it:
+ * the device meets pages it has not mapped in every batch, on whichever
+ * side of the wire the end is.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -76,6 +87,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,10 +106,11 @@
 #define CONNECT_MS 60000	/* a server that boots a device first */
 
 enum op {
-	OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_AWRITE, OP_NR
+	OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_AWRITE,
+	OP_FADD, OP_NR
 };
 static const char *const op_name[OP_NR] = {
-	"send", "send_imm", "write", "write_imm", "read", "awrite",
+	"send", "send_imm", "write", "write_imm", "read", "awrite", "fadd",
 };
 
 /* What the client asks for and each end's QP, on the socket. */
@@ -127,7 +140,14 @@ static uint8_t *buf;		/* depth slots of slot bytes */
 static uint8_t *used;		/* view_walk()'s map of one slot */
 static size_t slot;
 static uint32_t depth = 16;	/* messages in flight per batch */
+
+/* the buffer's bytes: depth slots, in whole pages */
+static size_t buf_len(void)
+{
+	return (depth * slot + 4095) & ~4095ul;
+}
 static int bound;		/* -b */
+static int odp;			/* -P */
 static int wr_api;		/* -w */
 static uint32_t ops_run;	/* 1 << OP_* */
 static int bound_seen;		/* messages -b checked */
@@ -194,7 +214,7 @@ static uint32_t msg_len(uint32_t i)
 /* the length of message @i of @op: an ATOMIC WRITE's is 8 bytes */
 static uint32_t op_len(int op, uint32_t i)
 {
-	return op == OP_AWRITE ? 8 : msg_len(i);
+	return op == OP_AWRITE || op == OP_FADD ? 8 : msg_len(i);
 }
 
 /*
@@ -376,7 +396,7 @@ static void poll_one(int op, int recv, uint32_t i)
 {
 	static const enum ibv_wc_opcode sent[OP_NR] = {
 		IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
-		IBV_WC_RDMA_READ, IBV_WC_ATOMIC_WRITE,
+		IBV_WC_RDMA_READ, IBV_WC_ATOMIC_WRITE, IBV_WC_FETCH_ADD,
 	};
 	enum ibv_wc_opcode want = !recv ? sent[op] : op == OP_WRITE_IMM ?
 				  IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
@@ -425,9 +445,10 @@ static void poll_one(int op, int recv, uint32_t i)
 static struct view view_of(int op, uint32_t i, int client)
 {
 	int remote = op == OP_WRITE || op == OP_WRITE_IMM || op == OP_READ ||
-		     op == OP_AWRITE;
+		     op == OP_AWRITE || op == OP_FADD;
 	struct view v = { .op = op, .i = i, .cap = op_len(op, i),
-			  .len = op_len(op, i), .flat = op == OP_AWRITE };
+			  .len = op_len(op, i),
+			  .flat = op == OP_AWRITE || op == OP_FADD };
 
 	/* what the client reads and what the server receives is the other's */
 	v.qpn = (client == (op == OP_READ)) ? peer.qpn : me.qpn;
@@ -471,6 +492,19 @@ static void post_send(int s, int op, uint32_t i)
 
 	if (op == OP_AWRITE)
 		die("awrite: ibv_post_send() cannot carry it; -w");
+	if (op == OP_FADD) {
+		uint64_t want, poison;
+		uint8_t *p = (uint8_t *)&want, *q = (uint8_t *)&poison;
+
+		/* the client's slot holds the message: the server's poison */
+		memcpy(p, buf + s * slot, 8);
+		for (e = 0; e < 8; e++)
+			q[e] = p[e] ^ 0xff;
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = peer.addr + s * slot;
+		wr.wr.atomic.rkey = peer.rkey;
+		wr.wr.atomic.compare_add = want - poison;
+	}
 	wr.num_sge = slot_sges(s, v.cap, v.flat, v.grh, sge);
 	if (type == IBV_QPT_UD) {
 		wr.wr.ud.ah = ah;
@@ -478,7 +512,7 @@ static void post_send(int s, int op, uint32_t i)
 		wr.wr.ud.remote_qkey = QKEY;
 	}
 	/* every other message that fits goes inline */
-	if (op != OP_READ && v.cap <= max_inline && i % 2)
+	if (op != OP_READ && op != OP_FADD && v.cap <= max_inline && i % 2)
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (op == OP_SEND_IMM || op == OP_WRITE_IMM)
 		wr.imm_data = htonl(i);
@@ -544,6 +578,33 @@ static void bound_check(int op, uint32_t i, long long post, long long done)
 	bound_seen++;
 }
 
+/* -P: the buffer's pages go, for the device to fault in again */
+static void drop_pages(void)
+{
+	if (odp && madvise(buf, buf_len(), MADV_DONTNEED))
+		die("madvise(MADV_DONTNEED): %s", strerror(errno));
+}
+
+/*
+ * -o fadd: the original value message @i got back into slot @s is the
+ * server's poison, the complement of the message
+ */
+static int fadd_check(int s, uint32_t i)
+{
+	uint8_t *p = buf + s * slot, want;
+	int k;
+
+	for (k = 0; k < 8; k++) {
+		want = pattern(me.qpn, OP_FADD, i, k) ^ 0xff;
+		if (p[k] != want) {
+			printf("datacheck: fadd message %u: byte %d of the original value is 0x%02x, want 0x%02x\n",
+			       i, k, p[k], want);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* the client's side of @op, one batch: messages @i0 .. @i0 + @n - 1 */
 static int client_batch(int op, uint32_t i0, int n)
 {
@@ -551,6 +612,7 @@ static int client_batch(int op, uint32_t i0, int n)
 	struct view v;
 	int s, bad = 0;
 
+	drop_pages();
 	for (s = 0; s < n; s++) {
 		v = view_of(op, i0 + s, 1);
 		slot_fill(s, &v, op == OP_READ);
@@ -583,6 +645,8 @@ static int client_batch(int op, uint32_t i0, int n)
 		v = view_of(op, i0 + s, 1);
 		bad = slot_check(s, &v, 0);
 	}
+	for (s = 0; s < n && !bad && op == OP_FADD; s++)
+		bad = fadd_check(s, i0 + s);
 	say(bad ? SAY_BAD : SAY_DONE);
 	return hear() == SAY_OK && !bad ? 0 : -1;
 }
@@ -595,6 +659,7 @@ static int server_batch(int op, uint32_t i0, int n)
 	struct view v;
 	int s, bad = 0;
 
+	drop_pages();
 	for (s = 0; s < n; s++) {
 		v = view_of(op, i0 + s, 0);
 		slot_fill(s, &v, op != OP_READ);
@@ -632,6 +697,7 @@ static int run(int op, int client)
 {
 	unsigned long long bytes = 0;
 	uint32_t i, n;
+	int fixed = op == OP_AWRITE || op == OP_FADD;	/* 8 bytes each */
 
 	for (i = 0; i < count; i += n) {
 		n = count - i < depth ? count - i : depth;
@@ -648,8 +714,7 @@ static int run(int op, int client)
 		bytes += op_len(op, i);
 	printf("datacheck: %s %s: %u messages of %u to %u bytes (%llu bytes) intact\n",
 	       type == IBV_QPT_RC ? "rc" : type == IBV_QPT_UC ? "uc" : "ud",
-	       op_name[op], count, op == OP_AWRITE ? 8 : 1,
-	       op == OP_AWRITE ? 8 : maxsize, bytes);
+	       op_name[op], count, fixed ? 8 : 1, fixed ? 8 : maxsize, bytes);
 	fflush(stdout);
 	return 0;
 }
@@ -791,13 +856,15 @@ static void setup(const char *dev)
 	slot = (maxsize + GRH + 7) & ~7ul;	/* an ATOMIC WRITE's is aligned */
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 2 * depth, NULL, NULL, 0) : NULL;
-	buf = aligned_alloc(4096, (depth * slot + 4095) & ~4095ul);
+	buf = aligned_alloc(4096, buf_len());
 	used = malloc(slot);
 	if (!used)
 		die("no memory for %zu bytes", slot);
 	mr = buf && cq ? ibv_reg_mr(pd, buf, depth * slot, IBV_ACCESS_LOCAL_WRITE |
 				    IBV_ACCESS_REMOTE_READ |
 				    IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_ATOMIC |
+				    (odp ? IBV_ACCESS_ON_DEMAND : 0) |
 				    (window ? IBV_ACCESS_MW_BIND : 0)) : NULL;
 	if (mr && window) {
 		mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
@@ -882,7 +949,7 @@ int main(int argc, char **argv)
 	char *ops = NULL, *hold = NULL;
 
 	cfg.depth = depth;
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMH:T:p:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMH:T:Pp:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -896,6 +963,7 @@ int main(int argc, char **argv)
 		case 'M': cfg.window = 1; break;
 		case 'H': hold = optarg; break;
 		case 'T': ack_timeout = strtoul(optarg, NULL, 0); break;
+		case 'P': odp = 1; break;
 		case 'o': ops = optarg; break;
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
@@ -921,6 +989,9 @@ int main(int argc, char **argv)
 	if ((cfg.ops & 1 << OP_AWRITE) &&
 	    (cfg.type != IBV_QPT_RC || !wr_api || cfg.maxsize < 8))
 		die("awrite: RC, -w, and -s 8 or more");
+	if ((cfg.ops & 1 << OP_FADD) &&
+	    (cfg.type != IBV_QPT_RC || wr_api || cfg.maxsize < 8))
+		die("fadd: RC, no -w, and -s 8 or more");
 	if (cfg.type == IBV_QPT_UD &&
 	    (cfg.ops & ~(1 << OP_SEND | 1 << OP_SEND_IMM)))
 		die("UD carries send and send_imm only");

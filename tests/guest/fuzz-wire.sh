@@ -16,7 +16,7 @@
 # 1. While a data-checked RC connection (rping -V, every byte compared)
 #    and a UC ping-pong (ibv_uc_pingpong -c, which compares the first byte
 #    of each page of each buffer: a spot check) run between a and b, with a UD
-#    ping-pong, perftest's UC WRITE and READ servers on a and a READ
+#    ping-pong, perftest's UC WRITE and READ (ODP) servers on a and a READ
 #    client on a, b sends FUZZ_COUNT mutated packets at a, learning QPNs
 #    and PSNs from the wire.  a tells b which QPs are the data-checked
 #    ones: they get only what no responder may act on.  These must end
@@ -227,7 +227,8 @@ if [ "$VHCA_GUEST" = a ]; then
 			-p 18517 -n 100000 -e >/tmp/ud.log 2>&1 &
 		pt ib_write_bw 18519 "$D" -c UC \
 			>/tmp/wruc.log 2>&1 &
-		pt ib_read_bw 18520 "$D" >/tmp/rd.log 2>&1 &
+		# its buffer an ODP MR: fuzzed READs meet pages to fault in
+		pt ib_read_bw 18520 "$D" --odp >/tmp/rd.log 2>&1 &
 		# b starts its clients once these listen, and not before: a
 		# client that finds no server starts again, and a dozen of them
 		# doing that on the debug kernels held the start up for minutes
@@ -347,7 +348,7 @@ else
 			-g "$(v4gid vhca0)" -p 18517 -n 100000 -e $A >/tmp/ud.log 2>&1 &
 		client pt ib_write_bw 18519 "$D" -c UC $A \
 			>/tmp/wruc.log 2>&1 &
-		client pt ib_read_bw 18520 "$D" $A \
+		client pt ib_read_bw 18520 "$D" --odp $A \
 			>/tmp/rd.log 2>&1 &
 		protect=$(HEAR_TIME=300 hear_word)
 		echo "# a's data-checked QPNs: $protect"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * On-demand paging on one host: ODP MRs (IBV_ACCESS_ON_DEMAND) on both
- * ends of RC and UC QPs of one device, whose pages the engine faults in
- * as it copies.  Every transfer is data-checked; the memory under the MRs
+ * ends of RC and UC QPs of one device, and as the source of UD SENDs,
+ * whose pages the engine faults in as it copies; atomics, ATOMIC WRITE
+ * and FLUSH on ODP words.  Every transfer is data-checked; the memory under the MRs
  * is taken away in each way a process can take it (MADV_DONTNEED,
  * copy-on-write after fork(), munmap) and must be followed, or fail with
  * an error completion.  Prefetch through ibv_advise_mr().  Prints TAP.
@@ -184,6 +185,172 @@ static void send_case(enum ibv_qp_type type, bool srq, const char *name)
 	munmap(d, LEN);
 }
 
+/* FLUSH came with rdma-core 56 */
+#if VHCA_RDMA_CORE >= 56
+#define QP_EX_WITH_FLUSH	IBV_QP_EX_WITH_FLUSH
+#define ACCESS_FLUSH_GLOBAL	IBV_ACCESS_FLUSH_GLOBAL
+#else
+#define QP_EX_WITH_FLUSH	0
+#define ACCESS_FLUSH_GLOBAL	0
+#endif
+
+/*
+ * The atomics on ODP words: the target word and the local 8 bytes the
+ * original value goes to are in untouched ODP pages, faulted in by the
+ * engine; then an ATOMIC WRITE and a FLUSH, through an extended QP.
+ */
+static void atomic_case(void)
+{
+	const uint64_t ops = IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			     IBV_QP_EX_WITH_ATOMIC_WRITE | QP_EX_WITH_FLUSH;
+	int acc = ODP | IBV_ACCESS_REMOTE_ATOMIC | ACCESS_FLUSH_GLOBAL;
+	char *t = fresh(2 * 4096), *r = fresh(4096);
+	struct ibv_mr *tmr = t ? reg(t, 2 * 4096, acc) : NULL;
+	struct ibv_mr *rmr = r ? reg(r, 4096, ODP) : NULL;
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RC, .pd = pd,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = ops,
+	};
+	struct ibv_qp *q[2] = { NULL, NULL };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct qp_path path[2] = {
+		{ .gid = &gid, .access = ACCESS_FLUSH_GLOBAL },
+		{ .gid = &gid, .access = ACCESS_FLUSH_GLOBAL },
+	};
+	uint64_t *word = (uint64_t *)(t + 4096 + 8), val = 0x1122334455667788;
+	uint64_t *res = (uint64_t *)(r + 64);
+	struct ibv_qp_ex *qx;
+	int i, st[4] = { -1, -1, -1, -1 };
+
+	ia.send_cq = ia.recv_cq = cq;
+	for (i = 0; cq && i < 2; i++)
+		q[i] = ibv_create_qp_ex(ctx, &ia);
+	qx = q[0] && q[1] ? ibv_qp_to_qp_ex(q[0]) : NULL;
+	if (qx) {
+		path[0].dest = q[1]->qp_num;
+		path[1].dest = q[0]->qp_num;
+	}
+	if (!tmr || !rmr || !qx || qp_rts_path(q[0], &path[0]) ||
+	    qp_rts_path(q[1], &path[1])) {
+		check(0, "atomics: set-up (%s)", strerror(errno));
+		goto out;
+	}
+	ibv_wr_start(qx);
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_fetch_add(qx, tmr->rkey, (uintptr_t)word, 5);
+	ibv_wr_set_sge(qx, rmr->lkey, (uintptr_t)res, 8);
+	if (!ibv_wr_complete(qx))
+		st[0] = next_wc(cq).status;
+	check(st[0] == IBV_WC_SUCCESS && *res == 0 && *word == 5,
+	      "FETCH_AND_ADD on an untouched ODP word, result into untouched ODP (%d, %llu, %llu)",
+	      st[0], (unsigned long long)*res, (unsigned long long)*word);
+	madvise(t, 2 * 4096, MADV_DONTNEED);
+	madvise(r, 4096, MADV_DONTNEED);
+	ibv_wr_start(qx);
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_cmp_swp(qx, tmr->rkey, (uintptr_t)word, 0, 42);
+	ibv_wr_set_sge(qx, rmr->lkey, (uintptr_t)res, 8);
+	if (!ibv_wr_complete(qx))
+		st[1] = next_wc(cq).status;
+	check(st[1] == IBV_WC_SUCCESS && *res == 0 && *word == 42,
+	      "CMP_AND_SWP after MADV_DONTNEED of both: the new zero pages (%d, %llu, %llu)",
+	      st[1], (unsigned long long)*res, (unsigned long long)*word);
+	madvise(t, 2 * 4096, MADV_DONTNEED);
+	ibv_wr_start(qx);
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qx, tmr->rkey, (uintptr_t)word, &val);
+	if (!ibv_wr_complete(qx))
+		st[2] = next_wc(cq).status;
+	check(st[2] == IBV_WC_SUCCESS && !memcmp(word, &val, sizeof(val)),
+	      "ATOMIC WRITE into an ODP word given new pages (%d, 0x%llx)",
+	      st[2], (unsigned long long)*word);
+#if VHCA_RDMA_CORE >= 56
+	madvise(t, 2 * 4096, MADV_DONTNEED);
+	ibv_wr_start(qx);
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(qx, tmr->rkey, (uintptr_t)t, 2 * 4096,
+		     IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+	if (!ibv_wr_complete(qx))
+		st[3] = next_wc(cq).status;
+	check(st[3] == IBV_WC_SUCCESS,
+	      "FLUSH of an ODP range with no pages (%d)", st[3]);
+#else
+	skip(1, "FLUSH: rdma-core %d has no ibv_wr_flush()", VHCA_RDMA_CORE);
+#endif
+out:
+	for (i = 0; i < 2; i++)
+		if (q[i])
+			ibv_destroy_qp(q[i]);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (tmr)
+		ibv_dereg_mr(tmr);
+	if (rmr)
+		ibv_dereg_mr(rmr);
+	munmap(t, 2 * 4096);
+	munmap(r, 4096);
+}
+
+/*
+ * A UD SEND out of an untouched ODP buffer, to this host's other QP: the
+ * datagram carries the process's bytes (and a second one, after
+ * MADV_DONTNEED, its new ones).
+ */
+static void ud_case(void)
+{
+	char *s = fresh(4096), *d = aligned_alloc(4096, 4096);
+	struct ibv_mr *smr = s ? reg(s, 4096, ODP) : NULL;
+	struct ibv_mr *dmr = d ? reg(d, 4096, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = gid, .hop_limit = 1 } };
+	struct ibv_send_wr wr = { .wr_id = 1, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_sge ss = { .addr = (uintptr_t)s, .length = 1000 };
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	struct pair p;
+	int i, st;
+
+	if (!smr || !dmr || pair_up(&p, IBV_QPT_UD, false) ||
+	    !(ah = ibv_create_ah(pd, &aa))) {
+		check(0, "UD: set-up (%s)", strerror(errno));
+		goto out;
+	}
+	ss.lkey = smr->lkey;
+	wr.sg_list = &ss;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = p.qp[1]->qp_num;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	for (i = 0; i < 2; i++) {
+		fill(s, 1000, 10 + i);
+		memset(d, 0, 4096);
+		st = post_recv(&p, dmr, d, 4096) ?:
+		     ibv_post_send(p.qp[0], &wr, &bad) ?: sent(&p);
+		wc = next_wc(p.cq[1]);
+		check(st == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS &&
+		      wc.byte_len == 1040 && filled(d + 40, 1000, 10 + i),
+		      "UD SEND %d out of %s ODP pages: data checked (%d, %d, %u)",
+		      i, i ? "new" : "untouched", st, wc.status, wc.byte_len);
+		madvise(s, 4096, MADV_DONTNEED);
+	}
+	pair_down(&p);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (dmr)
+		ibv_dereg_mr(dmr);
+	munmap(s, 4096);
+	free(d);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex da;
@@ -211,11 +378,20 @@ int main(int argc, char **argv)
 	check(!st && (da.odp_caps.general_caps & IBV_ODP_SUPPORT),
 	      "ibv_query_device_ex: general_odp_caps has ODP_SUPPORT (0x%llx)",
 	      (unsigned long long)da.odp_caps.general_caps);
-	/* the wire's requester and responder fault nothing in yet */
-	check(!da.odp_caps.per_transport_caps.rc_odp_caps &&
-	      !da.odp_caps.per_transport_caps.uc_odp_caps &&
-	      !da.odp_caps.per_transport_caps.ud_odp_caps,
-	      "no transport claims ODP while the wire does not fault (rc 0x%x, uc 0x%x, ud 0x%x)",
+	/*
+	 * RC: everything; UC and UD: sends only (their receivers drop what
+	 * finds a page missing).  Bits 6 and 7 (FLUSH, ATOMIC WRITE) are
+	 * there where the kernel has them.
+	 */
+	check(!st && (da.odp_caps.per_transport_caps.rc_odp_caps & 0x3f) ==
+	      (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+	       IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+	       IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV) &&
+	      da.odp_caps.per_transport_caps.uc_odp_caps ==
+	      IBV_ODP_SUPPORT_SEND &&
+	      da.odp_caps.per_transport_caps.ud_odp_caps ==
+	      IBV_ODP_SUPPORT_SEND,
+	      "odp_caps: rc 0x%x (0x3f and FLUSH/ATOMIC_WRITE), uc 0x%x, ud 0x%x (SEND)",
 	      da.odp_caps.per_transport_caps.rc_odp_caps,
 	      da.odp_caps.per_transport_caps.uc_odp_caps,
 	      da.odp_caps.per_transport_caps.ud_odp_caps);
@@ -378,5 +554,7 @@ int main(int argc, char **argv)
 	send_case(IBV_QPT_RC, false, "RC");
 	send_case(IBV_QPT_RC, true, "RC into an SRQ");
 	send_case(IBV_QPT_UC, false, "UC");
+	atomic_case();
+	ud_case();
 	return tap_done();
 }

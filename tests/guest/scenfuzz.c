@@ -5,7 +5,8 @@
  * the QPNs, GIDs and rkeys of its objects.  Each scenario is a random
  * sequence of verbs calls, legitimate and not, on this process's device:
  * create, modify (to random states, pointed at anyone's QP on the board),
- * destroy QPs; register, re-register and deregister MRs; allocate, bind
+ * destroy QPs; register (pinned or ODP), re-register and deregister MRs,
+ * and take an ODP MR's pages away under it (MADV_DONTNEED); allocate, bind
  * and deallocate windows; create, resize and destroy CQs and SRQs;
  * attach and detach multicast groups; post SENDs, WRITEs, READs and
  * atomics at the board's QPs and keys; and WQEs written by hand into its
@@ -268,12 +269,17 @@ static void forge(struct ibv_qp *ibq)
 
 static void mr_op(int i)
 {
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND |
+	int access = IBV_ACCESS_LOCAL_WRITE |
 		     (rnd(2) ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		      IBV_ACCESS_REMOTE_ATOMIC : 0);
+		      IBV_ACCESS_REMOTE_ATOMIC : 0) |
+		     (rnd(3) ? IBV_ACCESS_MW_BIND : IBV_ACCESS_ON_DEMAND);
 	char *p = buf + i * (BUF / NMR);
 
-	switch (rnd(3)) {
+	switch (rnd(4)) {
+	case 3:
+		/* an ODP MR's pages go: the engine must fault them in again */
+		madvise(p, BUF / NMR, MADV_DONTNEED);
+		break;
 	case 0:
 		if (mr[i] && !ibv_dereg_mr(mr[i]))
 			mr[i] = NULL;

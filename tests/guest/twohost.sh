@@ -14,6 +14,7 @@
 #   clients.sh   libfabric, UCX and NFS over RDMA
 #   hostile.sh   a killed peer, forged ACKs, garbage on UDP 4791
 #   ecn.sh       a shaped link that marks packets: CNPs and window cuts
+#   odp.sh       ODP MRs on the wire: faults at either end, data checked
 #   lifetime.sh  rdma link del under traffic, a network namespace
 #   underlay.sh  VLAN, macvlan and ipvlan in a namespace, bridge, bonds;
 #                not among the defaults: it needs tools/guest.sh --link2
@@ -29,17 +30,17 @@
 
 # TWOHOST_TOPICS picks topics to run (both guests must get the same),
 # for work on one of them; the set-up and the swap to rxe0 always run
-topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn lifetime} "
+topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn odp lifetime} "
 
 # The plan: the 5 checks of the set-up, b's swap to rxe0, and each
 # topic's checks, which differ between the guests and the phases
 declare -A checks_of=(
 	[interop_vhca_a]=59 [lossy_vhca_a]=25 [ulp_vhca_a]=6 [clients_vhca_a]=6
-	[hostile_vhca_a]=7 [ecn_vhca_a]=6
+	[hostile_vhca_a]=7 [ecn_vhca_a]=6 [odp_vhca_a]=10 [odp_rxe_a]=4
 	[interop_rxe_a]=56 [lossy_rxe_a]=4 [ulp_rxe_a]=19 [clients_rxe_a]=14
 	[lifetime_rxe_a]=12
 	[interop_vhca_b]=38 [lossy_vhca_b]=21 [ulp_vhca_b]=13 [clients_vhca_b]=8
-	[hostile_vhca_b]=5 [ecn_vhca_b]=12
+	[hostile_vhca_b]=5 [ecn_vhca_b]=12 [odp_vhca_b]=8 [odp_rxe_b]=3
 	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
 	[lifetime_rxe_b]=4
 	[underlay_vhca_a]=41 [underlay_rxe_a]=24
@@ -224,6 +225,7 @@ $(rdma statistic show link vhca0/1 2>/dev/null)"
 . tests/guest/twohost/clients.sh
 . tests/guest/twohost/hostile.sh
 . tests/guest/twohost/ecn.sh
+. tests/guest/twohost/odp.sh
 . tests/guest/twohost/lifetime.sh
 . tests/guest/twohost/underlay.sh
 
@@ -240,14 +242,14 @@ phase() {
 	done
 }
 
-phase vhca interop lossy ulp clients hostile ecn underlay
+phase vhca interop lossy ulp clients hostile ecn odp underlay
 if [ "$VHCA_GUEST" = b ]; then
 	rdma link del vhca0
 	check "guest b: rxe0 on eth1, vhca0 gone from it" \
 		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
 	wait_for 10 has_v4gid rxe0
 fi
-phase rxe interop lossy ulp clients lifetime underlay
+phase rxe interop lossy ulp clients odp lifetime underlay
 
 rdma link del vhca0 2>/dev/null
 rdma link del rxe0 2>/dev/null

@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+# tests/guest/twohost.sh, on-demand paging on the wire: ODP MRs whose
+# pages the device meets missing in every batch (datacheck -P drops them
+# before it fills its buffer), on the sending end, the receiving end or
+# both.  A requester faults them in before a WQE goes; an RC responder
+# answers a packet that finds one missing with an RNR NAK and faults it
+# in (sent_odp_rnr_naks), and its READ responses fault their own.  UC's
+# and UD's receivers drop what finds a page missing: only their senders
+# use ODP here, as odp_caps says.  Then rdma-core's and perftest's ODP
+# options (ibv_rc_pingpong -o and -P, every buffer spot-checked;
+# ib_write_bw --odp: perftest refuses ODP atomics), and rxe on the other
+# end.
+#
+# Sourced by twohost.sh, which runs odp_PHASE_a in guest a and odp_PHASE_b
+# in guest b, in step; PHASE is vhca (b on vhca0) or rxe (b on rxe0).
+
+# dcp DEV [ARGS] [SERVER]: dc over RC, 32 KiB at most, fewer messages
+dcp() {
+	local dev=$1
+	shift
+	dc "$dev" -s 32768 -n 64 "$@"
+}
+
+odp_vhca_a() {
+	rnr0=$(stat sent_odp_rnr_naks)
+	check "guest a: datacheck server on vhca0, ODP (-P), client vhca0 with ODP in b: every RC op" \
+		dcp vhca0 -P
+	check "guest a: its responder met pages missing and answered RNR NAKs (sent_odp_rnr_naks grew)" \
+		grew sent_odp_rnr_naks "$rnr0"
+	check "guest a: datacheck server on vhca0, ATOMIC WRITEs into ODP from b" \
+		dcp vhca0 -P
+	for t in uc ud; do
+		check "guest a: datacheck server on vhca0 (pinned), $t client sending from ODP in b" \
+			dcp vhca0
+	done
+	check "guest a: ibv_rc_pingpong -o server on vhca0, client in b" \
+		rc vhca0 -o
+	check "guest a: ibv_rc_pingpong -o -P (prefetch) server on vhca0, client in b" \
+		rc vhca0 -o -P
+	rnr0=$(stat sent_odp_rnr_naks)
+	check "guest a: datacheck server on vhca0, ODP: FETCH_AND_ADDs into it from b" \
+		dcp vhca0 -P
+	check "guest a: the atomics met words missing (sent_odp_rnr_naks grew)" \
+		grew sent_odp_rnr_naks "$rnr0"
+	check "guest a: ib_write_bw --odp server on vhca0, client in b" \
+		pt ib_write_bw vhca0 --odp
+}
+
+odp_vhca_b() {
+	check "guest b: datacheck client on vhca0, ODP (-P), to a's ODP server: every RC op" \
+		retry dcp vhca0 -P -t rc 10.76.1.1
+	check "guest b: datacheck client on vhca0, ODP: ATOMIC WRITEs (-w) into a's ODP" \
+		retry dcp vhca0 -P -w -t rc -o awrite 10.76.1.1
+	check "guest b: datacheck uc client on vhca0 sending from ODP (-P)" \
+		retry dcp vhca0 -P -t uc 10.76.1.1
+	check "guest b: datacheck ud client on vhca0 sending from ODP (-P)" \
+		retry dcp vhca0 -P -t ud -s 1024 10.76.1.1
+	check "guest b: ibv_rc_pingpong -o client on vhca0 (buffers spot-checked)" \
+		retry rc vhca0 -o 10.76.1.1
+	check "guest b: ibv_rc_pingpong -o -P client on vhca0" \
+		retry rc vhca0 -o -P 10.76.1.1
+	check "guest b: datacheck client on vhca0, ODP: FETCH_AND_ADDs (results into ODP)" \
+		retry dcp vhca0 -P -t rc -o fadd 10.76.1.1
+	check "guest b: ib_write_bw --odp client on vhca0" \
+		retry pt ib_write_bw vhca0 --odp 10.76.1.1
+}
+
+# rxe0 (6.12: no ODP of its own) meets vhca's ODP: its requester gets RNR
+# NAKs in the middle of messages, its responder answers a requester that
+# faults its pages in
+odp_rxe_a() {
+	rnr0=$(stat sent_odp_rnr_naks)
+	check "guest a: datacheck server on vhca0, ODP, client rxe0 in b: every RC op" \
+		dcp vhca0 -P
+	check "guest a: rxe0's requests met pages missing: RNR NAKs (sent_odp_rnr_naks grew)" \
+		grew sent_odp_rnr_naks "$rnr0"
+	check "guest a: datacheck server on vhca0, ODP, client rxe0 in b: FETCH_AND_ADDs" \
+		dcp vhca0 -P
+	check "guest a: datacheck client on vhca0, ODP, server rxe0 in b: every RC op" \
+		retry dcp vhca0 -P -t rc 10.76.1.2
+}
+
+odp_rxe_b() {
+	check "guest b: datacheck client on rxe0, server vhca0 with ODP in a" \
+		retry dcp rxe0 -t rc 10.76.1.1
+	check "guest b: datacheck client on rxe0, FETCH_AND_ADDs into vhca0's ODP in a" \
+		retry dcp rxe0 -t rc -o fadd 10.76.1.1
+	check "guest b: datacheck server on rxe0, client vhca0 with ODP in a" \
+		dcp rxe0
+}
