@@ -85,6 +85,7 @@ enum vhca_counter {
 };
 
 struct vhca_netsock;
+struct vhca_odp_tree;
 
 /*
  * The counters are per CPU: the wire path bumps one or more for every
@@ -286,6 +287,7 @@ enum vhca_mr_type {
  *	pointers, bit 0 set if writable, 0 where there is none (vhca_odp.c)
  * @odp_inval: an ODP MR's invalidations under way
  * @odp_users: an ODP MR's faults under way, plus one until deregistration
+ * @odp_tree: an implicit ODP MR's children (vhca_odp.c), else NULL
  * @fpages: a fast-register MR's page list: kernel virtual addresses, as
  *	the core's virtual DMA mapping hands them out
  * @max_pages: room in @fpages, @pages or @odp_map
@@ -321,6 +323,7 @@ struct vhca_mr {
 	unsigned long *odp_map;
 	atomic_t odp_inval;
 	atomic_t odp_users;
+	struct vhca_odp_tree *odp_tree;
 	u64 *fpages;
 	u32 max_pages;
 	u32 npages;

@@ -293,11 +293,13 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	 * it in, so every RC operation and SRQ may use ODP MRs.  UC's and
 	 * UD's receivers drop a message that finds a page missing (as they
 	 * drop any they cannot place; UD's receive no ODP MR at all): only
-	 * their sends are advertised.
+	 * their sends are advertised.  Implicit ODP (the whole address
+	 * space, vhca_odp.c) works wherever ODP does.
 	 */
 	if (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)) {
 		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
-		a->odp_caps.general_caps = IB_ODP_SUPPORT;
+		a->odp_caps.general_caps = IB_ODP_SUPPORT |
+					   IB_ODP_SUPPORT_IMPLICIT;
 		a->odp_caps.per_transport_caps.rc_odp_caps =
 			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |

@@ -17,6 +17,13 @@
  * began before waited out, one after finds the page gone.  Faults run in
  * process context (vhca_odp_fault()), outside the engine's RCU section,
  * holding a count on the MR that deregistration waits for.
+ *
+ * An implicit ODP MR (address 0, length SIZE_MAX: the whole address
+ * space, iova the user address) has a root umem with no pages; each
+ * VHCA_ODP_KID_SIZE range the engine faults in gets a child umem, with
+ * its notifier and its map (struct vhca_odp_kid), found by address in an
+ * xarray.  Children stay until the MR goes, and the rule above holds with
+ * the MR's counters for all of them.
  */
 #include <linux/delay.h>
 #include <linux/highmem.h>
@@ -35,6 +42,40 @@
  */
 static struct page *vhca_odp_sink;
 
+/*
+ * An implicit MR's child: 16 MiB of address space, whose map (4096
+ * entries, 32 KiB) and the core's pfn and DMA lists (as much again each)
+ * exist once the engine faulted a page of it in.
+ */
+#define VHCA_ODP_KID_SHIFT	24
+#define VHCA_ODP_KID_PAGES	(1UL << (VHCA_ODP_KID_SHIFT - PAGE_SHIFT))
+/*
+ * Children of one implicit MR at most: 64 GiB of address space faulted
+ * in, about 400 MiB of kernel memory.  A process reaches the cap by
+ * touching one page in each 16 MiB of a large sparse mapping; past it,
+ * a fault fails (an access error).
+ */
+#define VHCA_ODP_MAX_KIDS	4096
+
+struct vhca_odp_kid {
+	struct ib_umem_odp *odp;
+	struct vhca_mr *mr;
+	unsigned long map[];
+};
+
+/**
+ * struct vhca_odp_tree - an implicit MR's children
+ * @kids: by address >> VHCA_ODP_KID_SHIFT; read under RCU, never removed
+ *	before the MR goes
+ * @lock: serialises adding one
+ * @nr: how many there are
+ */
+struct vhca_odp_tree {
+	struct xarray kids;
+	struct mutex lock;	/* adding a child */
+	unsigned int nr;
+};
+
 /* The index in odp_map of the page holding the MR's byte @va. */
 static u64 vhca_odp_index(const struct vhca_mr *mr, u64 va)
 {
@@ -42,17 +83,35 @@ static u64 vhca_odp_index(const struct vhca_mr *mr, u64 va)
 }
 
 /*
- * The MMU notifier's callback: a part of the region's address range is
- * about to lose its pages (munmap, migration, swap, copy-on-write after
- * fork).  See the rule at the top.
+ * The map's entry for page @idx of @mr (vhca_odp_index()); for an implicit
+ * MR, page @idx of the address space, 0 where no child is.  Under RCU, or
+ * with the MR held.
  */
-static bool vhca_odp_invalidate(struct mmu_interval_notifier *mni,
-				const struct mmu_notifier_range *range,
-				unsigned long cur_seq)
+static unsigned long vhca_odp_entry(const struct vhca_mr *mr, u64 idx)
+{
+	struct vhca_odp_kid *kid;
+
+	if (!mr->odp_tree)
+		return READ_ONCE(mr->odp_map[idx]);
+	kid = xa_load(&mr->odp_tree->kids,
+		      idx >> (VHCA_ODP_KID_SHIFT - PAGE_SHIFT));
+	return kid ? READ_ONCE(kid->map[idx & (VHCA_ODP_KID_PAGES - 1)]) : 0;
+}
+
+/*
+ * An MMU notifier's callback: a part of a umem's address range is about
+ * to lose its pages (munmap, migration, swap, copy-on-write after fork).
+ * See the rule at the top.  @kid: the umem is an implicit MR's child.
+ */
+static bool vhca_odp_inval(struct mmu_interval_notifier *mni,
+			   const struct mmu_notifier_range *range,
+			   unsigned long cur_seq, bool kid)
 {
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
 	u64 start, end, first, last;
+	struct vhca_odp_kid *k;
+	unsigned long *map;
 	struct vhca_mr *mr;
 
 	if (!mmu_notifier_range_blockable(range))
@@ -60,7 +119,14 @@ static bool vhca_odp_invalidate(struct mmu_interval_notifier *mni,
 	mutex_lock(&odp->umem_mutex);
 	mmu_interval_set_seq(mni, cur_seq);
 	/* NULL until registration set it: nothing is mapped yet */
-	mr = odp->private;
+	if (kid) {
+		k = odp->private;
+		mr = k ? k->mr : NULL;
+		map = k ? k->map : NULL;
+	} else {
+		mr = odp->private;
+		map = mr ? mr->odp_map : NULL;
+	}
 	start = max_t(u64, range->start, ib_umem_start(odp));
 	end = min_t(u64, range->end, ib_umem_end(odp));
 	if (mr && start < end) {
@@ -76,7 +142,7 @@ static bool vhca_odp_invalidate(struct mmu_interval_notifier *mni,
 		first = (start - ib_umem_start(odp)) >> PAGE_SHIFT;
 		last = (end - ib_umem_start(odp)) >> PAGE_SHIFT;
 		while (first < last)
-			WRITE_ONCE(mr->odp_map[first++], 0);
+			WRITE_ONCE(map[first++], 0);
 		ib_umem_odp_unmap_dma_pages(odp, start, end);
 		smp_mb__before_atomic();	/* the map, then the flag */
 		atomic_dec(&mr->odp_inval);
@@ -85,9 +151,128 @@ static bool vhca_odp_invalidate(struct mmu_interval_notifier *mni,
 	return true;
 }
 
+static bool vhca_odp_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range,
+				unsigned long cur_seq)
+{
+	return vhca_odp_inval(mni, range, cur_seq, false);
+}
+
+static bool vhca_odp_kid_invalidate(struct mmu_interval_notifier *mni,
+				    const struct mmu_notifier_range *range,
+				    unsigned long cur_seq)
+{
+	return vhca_odp_inval(mni, range, cur_seq, true);
+}
+
 static const struct mmu_interval_notifier_ops vhca_odp_mni_ops = {
 	.invalidate = vhca_odp_invalidate,
 };
+
+static const struct mmu_interval_notifier_ops vhca_odp_kid_ops = {
+	.invalidate = vhca_odp_kid_invalidate,
+};
+
+/* Whether @start, @len is the whole address space: an implicit MR. */
+static bool vhca_odp_implicit(u64 start, u64 len)
+{
+	return !start && len == U64_MAX;
+}
+
+/* Set up an implicit MR: its root umem, and no child yet. */
+static int vhca_odp_init_implicit(struct vhca_mr *mr)
+{
+	struct ib_umem_odp *odp;
+
+	if (mr->iova)
+		return -EINVAL;
+	mr->odp_tree = kzalloc(sizeof(*mr->odp_tree), GFP_KERNEL_ACCOUNT);
+	if (!mr->odp_tree)
+		return -ENOMEM;
+	odp = ib_umem_odp_alloc_implicit(mr->pd->device, mr->access);
+	if (IS_ERR(odp)) {
+		kfree(mr->odp_tree);
+		mr->odp_tree = NULL;
+		return PTR_ERR(odp);
+	}
+	xa_init(&mr->odp_tree->kids);
+	mutex_init(&mr->odp_tree->lock);
+	mr->umem = &odp->umem;
+	return 0;
+}
+
+/* Tear down an implicit MR's children, then its root. */
+static void vhca_odp_release_implicit(struct vhca_mr *mr)
+{
+	struct vhca_odp_kid *kid;
+	unsigned long i;
+
+	xa_for_each(&mr->odp_tree->kids, i, kid) {
+		ib_umem_odp_release(kid->odp);
+		kvfree(kid);
+	}
+	xa_destroy(&mr->odp_tree->kids);
+	mutex_destroy(&mr->odp_tree->lock);
+	kfree(mr->odp_tree);
+	ib_umem_odp_release(to_ib_umem_odp(mr->umem));
+}
+
+/*
+ * The child of implicit MR @mr over @va, added if there is none.  Process
+ * context.  Returns an ERR_PTR: -ENOSPC past VHCA_ODP_MAX_KIDS, or the
+ * core's error (-EFAULT once the process is exiting).
+ */
+static struct vhca_odp_kid *vhca_odp_kid_get(struct vhca_mr *mr, u64 va)
+{
+	struct vhca_odp_tree *t = mr->odp_tree;
+	unsigned long idx = va >> VHCA_ODP_KID_SHIFT;
+	struct vhca_odp_kid *kid;
+	struct ib_umem_odp *odp;
+	int err;
+
+	kid = xa_load(&t->kids, idx);
+	if (kid)
+		return kid;
+	mutex_lock(&t->lock);
+	kid = xa_load(&t->kids, idx);
+	if (kid)
+		goto out;
+	kid = ERR_PTR(-ENOSPC);
+	if (t->nr >= VHCA_ODP_MAX_KIDS)
+		goto out;
+	kid = kvzalloc(struct_size(kid, map, VHCA_ODP_KID_PAGES),
+		       GFP_KERNEL_ACCOUNT);
+	if (!kid) {
+		kid = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	odp = ib_umem_odp_alloc_child(to_ib_umem_odp(mr->umem),
+				      idx << VHCA_ODP_KID_SHIFT,
+				      1UL << VHCA_ODP_KID_SHIFT,
+				      &vhca_odp_kid_ops);
+	if (IS_ERR(odp)) {
+		kvfree(kid);
+		kid = ERR_CAST(odp);
+		goto out;
+	}
+	kid->odp = odp;
+	kid->mr = mr;
+	mutex_lock(&odp->umem_mutex);
+	odp->private = kid;
+	mutex_unlock(&odp->umem_mutex);
+	/* the map is set up before a reader can find it */
+	err = xa_insert(&t->kids, idx, kid, GFP_KERNEL_ACCOUNT);
+	if (err) {
+		ib_umem_odp_release(odp);
+		kvfree(kid);
+		kid = ERR_PTR(err);
+		goto out;
+	}
+	t->nr++;
+out:
+	mutex_unlock(&t->lock);
+	return kid;
+}
 
 /**
  * vhca_odp_init_mr() - set up a user MR's memory to be paged on demand
@@ -101,7 +286,14 @@ int vhca_odp_init_mr(struct vhca_mr *mr, u64 start, u64 len)
 {
 	struct ib_umem_odp *odp;
 	size_t n;
+	int err;
 
+	if (vhca_odp_implicit(start, len)) {
+		err = vhca_odp_init_implicit(mr);
+		if (err)
+			return err;
+		goto done;
+	}
 	odp = ib_umem_odp_get(mr->pd->device, start, len, mr->access,
 			      &vhca_odp_mni_ops);
 	if (IS_ERR(odp))
@@ -115,11 +307,12 @@ int vhca_odp_init_mr(struct vhca_mr *mr, u64 start, u64 len)
 	mr->umem = &odp->umem;
 	mr->max_pages = n;
 	mr->offset = start - ib_umem_start(odp);
-	atomic_set(&mr->odp_users, 1);
-	atomic_inc(&to_vdev(mr->pd->device)->nr_odp_mrs);
 	mutex_lock(&odp->umem_mutex);
 	odp->private = mr;
 	mutex_unlock(&odp->umem_mutex);
+done:
+	atomic_set(&mr->odp_users, 1);
+	atomic_inc(&to_vdev(mr->pd->device)->nr_odp_mrs);
 	return 0;
 }
 
@@ -135,7 +328,10 @@ void vhca_odp_release(struct vhca_mr *mr)
 {
 	if (!atomic_dec_and_test(&mr->odp_users))
 		wait_var_event(&mr->odp_users, !atomic_read(&mr->odp_users));
-	ib_umem_odp_release(to_ib_umem_odp(mr->umem));
+	if (mr->odp_tree)
+		vhca_odp_release_implicit(mr);
+	else
+		ib_umem_odp_release(to_ib_umem_odp(mr->umem));
 	kvfree(mr->odp_map);
 	atomic_dec(&to_vdev(mr->pd->device)->nr_odp_mrs);
 }
@@ -157,34 +353,17 @@ void vhca_odp_put(struct vhca_mr *mr)
 		wake_up_var(&mr->odp_users);
 }
 
-/**
- * vhca_odp_fault() - fault in the pages behind a range of an ODP MR
- * @mr: the MR, held by vhca_odp_get()
- * @va: the range's first byte, as the MR's users name it
- * @len: its length (at least 1)
- * @write: the pages are to be written (breaks copy-on-write sharing)
- * @fault: fault in what is not there; false maps only the pages the
- *	process has (a prefetch that must not fault)
- *
- * Process context; sleeps (page faults, and I/O for a file or swap).
- *
- * Return: 0, or a negative errno: -EFAULT if the range is not within the
- * MR or a page cannot be had (no mapping there any more, or one that may
- * not be written), -EPERM if the MR does not grant writes.
+/*
+ * Fault in @len bytes at user address @uva of @odp, and put the pages in
+ * @map, the engine's map of that umem.  Returns 0 or a negative errno.
  */
-int vhca_odp_fault(struct vhca_mr *mr, u64 va, u64 len, bool write,
-		   bool fault)
+static int vhca_odp_fill(struct ib_umem_odp *odp, unsigned long *map,
+			 u64 uva, u64 len, bool write, bool fault)
 {
-	struct ib_umem_odp *odp = to_ib_umem_odp(mr->umem);
-	u64 first, last, i, uva;
+	u64 first, last, i;
 	unsigned long *pfns;
 	int ret;
 
-	if (write && !mr->umem->writable)
-		return -EPERM;
-	if (va < mr->iova || va + len < va || va + len > mr->iova + mr->length)
-		return -EFAULT;
-	uva = va - mr->iova + mr->umem->address;
 	ret = ib_umem_odp_map_dma_and_lock(odp, uva, len,
 					   write ? VHCA_ODP_ACCESS_WRITE :
 						   VHCA_ODP_ACCESS_READ,
@@ -200,11 +379,56 @@ int vhca_odp_fault(struct vhca_mr *mr, u64 va, u64 len, bool write,
 
 		if (!(pfn & HMM_PFN_VALID))
 			continue;
-		WRITE_ONCE(mr->odp_map[i],
+		WRITE_ONCE(map[i],
 			   (unsigned long)hmm_pfn_to_page(pfn) |
 			   (pfn & HMM_PFN_WRITE ? VHCA_ODP_WRITABLE : 0));
 	}
 	mutex_unlock(&odp->umem_mutex);
+	return 0;
+}
+
+/**
+ * vhca_odp_fault() - fault in the pages behind a range of an ODP MR
+ * @mr: the MR, held by vhca_odp_get()
+ * @va: the range's first byte, as the MR's users name it
+ * @len: its length (at least 1)
+ * @write: the pages are to be written (breaks copy-on-write sharing)
+ * @fault: fault in what is not there; false maps only the pages the
+ *	process has (a prefetch that must not fault)
+ *
+ * Process context; sleeps (page faults, and I/O for a file or swap).  An
+ * implicit MR's range is faulted in child by child, each added as needed.
+ *
+ * Return: 0, or a negative errno: -EFAULT if the range is not within the
+ * MR or a page cannot be had (no mapping there any more, or one that may
+ * not be written; an implicit MR at its VHCA_ODP_MAX_KIDS), -EPERM if the
+ * MR does not grant writes.
+ */
+int vhca_odp_fault(struct vhca_mr *mr, u64 va, u64 len, bool write,
+		   bool fault)
+{
+	struct vhca_odp_kid *kid;
+	u64 uva, n;
+	int err;
+
+	if (write && !mr->umem->writable)
+		return -EPERM;
+	if (va < mr->iova || va + len < va || va + len > mr->iova + mr->length)
+		return -EFAULT;
+	uva = va - mr->iova + mr->umem->address;
+	if (!mr->odp_tree)
+		return vhca_odp_fill(to_ib_umem_odp(mr->umem), mr->odp_map,
+				     uva, len, write, fault);
+	for (; len; uva += n, len -= n) {
+		n = min_t(u64, len, round_up(uva + 1, 1UL << VHCA_ODP_KID_SHIFT) -
+				    uva);
+		kid = vhca_odp_kid_get(mr, uva);
+		if (IS_ERR(kid))
+			return -EFAULT;
+		err = vhca_odp_fill(kid->odp, kid->map, uva, n, write, fault);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -279,15 +503,24 @@ void vhca_odp_retry_reset(struct vhca_odp_retry *r)
  */
 bool vhca_odp_hold(struct vhca_mr *mr, u64 va, u32 len, bool write)
 {
-	u64 i = vhca_odp_index(mr, va), last = vhca_odp_index(mr, va + len - 1);
+	u64 i, last;
+	unsigned long e;
 
 	atomic_inc(&mr->readers);
 	smp_mb__after_atomic();	/* the count, then the invalidation's flag */
-	if (atomic_read(&mr->odp_inval) || last >= mr->max_pages)
+	if (atomic_read(&mr->odp_inval))
 		goto miss;
+	if (mr->odp_tree) {
+		i = va >> PAGE_SHIFT;
+		last = (va + len - 1) >> PAGE_SHIFT;
+	} else {
+		i = vhca_odp_index(mr, va);
+		last = vhca_odp_index(mr, va + len - 1);
+		if (last >= mr->max_pages)
+			goto miss;
+	}
 	for (; i <= last; i++) {
-		unsigned long e = READ_ONCE(mr->odp_map[i]);
-
+		e = vhca_odp_entry(mr, i);
 		if (!e || (write && !(e & VHCA_ODP_WRITABLE)))
 			goto miss;
 	}
@@ -308,8 +541,9 @@ miss:
 void *vhca_odp_map(struct vhca_mr *mr, u64 va, u32 *room)
 {
 	u64 off = va - mr->iova + mr->offset;
-	u64 idx = min_t(u64, off >> PAGE_SHIFT, mr->max_pages - 1);
-	unsigned long e = READ_ONCE(mr->odp_map[idx]);
+	u64 idx = mr->odp_tree ? off >> PAGE_SHIFT :
+		  min_t(u64, off >> PAGE_SHIFT, mr->max_pages - 1);
+	unsigned long e = vhca_odp_entry(mr, idx);
 	struct page *page = (struct page *)(e & ~VHCA_ODP_WRITABLE);
 
 	*room = PAGE_SIZE - offset_in_page(off);
