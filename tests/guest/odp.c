@@ -351,6 +351,42 @@ out:
 	free(d);
 }
 
+/*
+ * Implicit ODP: one MR over the whole address space (address 0, length
+ * SIZE_MAX), its lkey and rkey good for any mapped buffer of the process.
+ */
+static void implicit_case(void)
+{
+	char *s = fresh(LEN), *d = fresh(LEN), *r = fresh(LEN);
+	struct ibv_mr *mr = ibv_reg_mr(pd, NULL, SIZE_MAX, ODP);
+	struct pair p;
+	int st;
+
+	check(mr != NULL, "implicit ODP MR: ibv_reg_mr(NULL, SIZE_MAX) (%s)",
+	      strerror(errno));
+	if (!mr || pair_up(&p, IBV_QPT_RC, false)) {
+		check(0, "implicit: RC pair (%s)", strerror(errno));
+		return;
+	}
+	fill(s, LEN, 20);
+	st = post(&p, IBV_WR_RDMA_WRITE, mr, s, LEN, mr, d) ?: sent(&p);
+	check(st == IBV_WC_SUCCESS && filled(d, LEN, 20),
+	      "implicit: WRITE of %d bytes between two untouched buffers through its keys (%d)",
+	      LEN, st);
+	st = post(&p, IBV_WR_RDMA_READ, mr, r, LEN, mr, d) ?: sent(&p);
+	check(st == IBV_WC_SUCCESS && filled(r, LEN, 20),
+	      "implicit: READ of them back into a third: data checked (%d)", st);
+	munmap(d, LEN);
+	st = post(&p, IBV_WR_RDMA_WRITE, mr, s, LEN, mr, d) ?: sent(&p);
+	check(st == IBV_WC_REM_ACCESS_ERR,
+	      "implicit: a WRITE where nothing is mapped: remote access error (%s)",
+	      ibv_wc_status_str(st));
+	pair_down(&p);
+	check(!ibv_dereg_mr(mr), "implicit: the MR deregisters");
+	munmap(s, LEN);
+	munmap(r, LEN);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex da;
@@ -375,8 +411,9 @@ int main(int argc, char **argv)
 
 	memset(&da, 0, sizeof(da));
 	st = ibv_query_device_ex(ctx, NULL, &da);
-	check(!st && (da.odp_caps.general_caps & IBV_ODP_SUPPORT),
-	      "ibv_query_device_ex: general_odp_caps has ODP_SUPPORT (0x%llx)",
+	check(!st && (da.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+	      (da.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT),
+	      "ibv_query_device_ex: general_odp_caps has ODP_SUPPORT and IMPLICIT (0x%llx)",
 	      (unsigned long long)da.odp_caps.general_caps);
 	/*
 	 * RC: everything; UC and UD: sends only (their receivers drop what
@@ -556,5 +593,6 @@ int main(int argc, char **argv)
 	send_case(IBV_QPT_UC, false, "UC");
 	atomic_case();
 	ud_case();
+	implicit_case();
 	return tap_done();
 }

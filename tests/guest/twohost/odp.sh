@@ -8,7 +8,7 @@
 # in (sent_odp_rnr_naks), and its READ responses fault their own.  UC's
 # and UD's receivers drop what finds a page missing: only their senders
 # use ODP here, as odp_caps says.  Then rdma-core's and perftest's ODP
-# options (ibv_rc_pingpong -o and -P, every buffer spot-checked;
+# options (ibv_rc_pingpong -o, -P and -O, every buffer spot-checked;
 # ib_write_bw --odp: perftest refuses ODP atomics), and rxe on the other
 # end.
 #
@@ -38,6 +38,8 @@ odp_vhca_a() {
 		rc vhca0 -o
 	check "guest a: ibv_rc_pingpong -o -P (prefetch) server on vhca0, client in b" \
 		rc vhca0 -o -P
+	check "guest a: ibv_rc_pingpong -O (implicit ODP) server on vhca0, client in b" \
+		rc vhca0 -O
 	rnr0=$(stat sent_odp_rnr_naks)
 	check "guest a: datacheck server on vhca0, ODP: FETCH_AND_ADDs into it from b" \
 		dcp vhca0 -P
@@ -60,6 +62,8 @@ odp_vhca_b() {
 		retry rc vhca0 -o 10.76.1.1
 	check "guest b: ibv_rc_pingpong -o -P client on vhca0" \
 		retry rc vhca0 -o -P 10.76.1.1
+	check "guest b: ibv_rc_pingpong -O (implicit ODP) client on vhca0" \
+		retry rc vhca0 -O 10.76.1.1
 	check "guest b: datacheck client on vhca0, ODP: FETCH_AND_ADDs (results into ODP)" \
 		retry dcp vhca0 -P -t rc -o fadd 10.76.1.1
 	check "guest b: ib_write_bw --odp client on vhca0" \
