@@ -28,6 +28,10 @@
 #                         the guest's priority), as a CI host running
 #                         guests side by side is; each run's time, the
 #                         worst run and the runs that never finished
+#   bench/run.sh --odp    one boot of Debian 13 with Linux 7.3 (rxe has
+#                         ODP there): registering 1 GiB pinned and ODP,
+#                         and WRITEs into cold, warm and pinned pages
+#                         (bench/odp.c), on vhca0 and rxe0
 #   bench/run.sh --wire   two guests on one link, rxe0 to rxe0 and
 #                         vhca0 to vhca0 across it, two rounds each
 #                         (bench/wire.sh); for each bandwidth test also
@@ -105,6 +109,11 @@ elif [ "${1:-}" = --pingpong ]; then
 		rm -f "$out.$load"
 		echo
 	done
+elif [ "${1:-}" = --odp ]; then
+	bash tools/system.sh build trixie-backports
+	tools/guest.sh --system trixie-backports --timeout 1800 'bash bench/guest-odp.sh' |
+		tee "$out" | grep -v '^RESULT' || true
+	awk -v target="ms: lower is better; MBps: higher" -f bench/table.awk "$out"
 elif [ "${1:-}" = --clients ]; then
 	tools/guest.sh --timeout 1800 'bash bench/guest-clients.sh' | tee "$out" | grep -v '^RESULT' || true
 	awk -v target="usec figures: lower is better; MBps: higher" \
