@@ -4,7 +4,7 @@
 # same boot as the reference: libfabric's verbs provider (fi_pingpong, each
 # message checked), UCX (build/tests/ucxcheck: tagged messages, PUTs and
 # GETs, every byte, over rc_verbs with ud_verbs for wire-up, and over
-# ud_verbs alone), NFS over
+# ud_verbs alone; on vhca0 also with UCX's implicit ODP), NFS over
 # RDMA (nfsd's RDMA listener, NFSv4.2 and NFSv3 mounts with proto=rdma,
 # 64 MiB written, read back after a remount and compared) and SRP (LIO's
 # ib_srpt, the ib_srp initiator through the RDMA CM, 16 MiB written and
@@ -12,7 +12,7 @@
 # Server and client share the device: the RDMA CM loops them back.
 . tests/guest/lib/lib.sh
 . tests/guest/lib/clients.sh
-tap_plan 30
+tap_plan 31
 
 ip link set eth0 up
 ip addr add "$A/24" dev eth0
@@ -46,6 +46,9 @@ users() {
 if rdma link add vhca0 type vhca netdev eth0 && wait_gid vhca0; then
 	pass "rdma link add vhca0"
 	users vhca0
+	# rxe (6.12) has no ODP: this is vhca's alone
+	check "vhca0: UCX with implicit ODP (UCX_IB_REG_METHODS=odp), both ends: every byte (ucxcheck)" \
+		ucx_ck_odp vhca0 rc_verbs,ud_verbs
 else
 	fail "rdma link add vhca0"
 fi

@@ -100,6 +100,24 @@ ucx_ck() {
 	srv_cli ucxcheck "ucx_ck_srv $*" "ucx_ck_cli $1 $A $2"
 }
 
+# ucx_ck_odp DEV TLS: ucx_ck with UCX's implicit ODP registration
+# (UCX_IB_REG_METHODS=odp); true only if the MRs of both ends included
+# an implicit one (the whole address space: mrlen 2^64 - 1) as it ran
+ucx_ck_odp() {
+	local mrs=/tmp/ucx-odp.mrs sampler rc
+	(while :; do rdma res show mr; sleep 0.2; done) >$mrs 2>&1 &
+	sampler=$!
+	(export UCX_IB_REG_METHODS=odp; ucx_ck "$@")
+	rc=$?
+	kill $sampler
+	wait $sampler 2>/dev/null
+	echo "implicit MRs seen: $(grep "mrlen 18446744073709551615 .*comm ucxcheck" $mrs |
+		grep -o "pid [0-9]*" | sort -u | paste -sd ' ')"
+	[ $rc = 0 ] &&
+		[ "$(grep "mrlen 18446744073709551615 .*comm ucxcheck" $mrs |
+			grep -o "pid [0-9]*" | sort -u | wc -l)" -ge 2 ]
+}
+
 # ucx_pt DEV TLS TEST [ARGS]: both ends on DEV (for bench/)
 ucx_pt() {
 	srv_cli ucx_perftest "ucx_srv $*" "ucx_cli $1 $A ${*:2}"
