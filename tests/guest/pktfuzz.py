@@ -13,7 +13,6 @@ this host's NIC to a victim's UDP port 4791 (tests/guest/fuzz-wire.sh).
                [--time S]
     pktfuzz.py blast --dev eth1 --victim IP --src IP --qpn QPN,...
                [--op OP] [--psns N] [--rounds N] [--time S] [--rate R]
-               [--fifo PRIO]
 
 --vid N tags every frame with VLAN id N (802.1Q).
 
@@ -70,8 +69,7 @@ default) for QPNs --qpn at --psns (16) PSNs spread over the PSN space,
 from --src, for --time seconds, --rounds rounds or until SIGTERM, at
 most --rate a second: whatever the requester's PSN, some are ahead of
 it.  With --op 0x81, CNPs (their 16 reserved bytes): --psns 1 --rounds 1
-sends one to each QPN.  --fifo: the blast runs at that SCHED_FIFO
-priority, and nothing of the normal class runs on its CPU meanwhile.
+sends one to each QPN.
 """
 import argparse
 import collections
@@ -1220,8 +1218,6 @@ def cmd_blast(args):
     # SIGTERM ends it early: the test is over once its victim failed
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    if args.fifo:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.fifo))
     t0 = time.time()
     end = t0 + args.time
     n = rounds = 0
@@ -1237,8 +1233,6 @@ def cmd_blast(args):
         # --rate: the victim must still hear its peer's TCP meanwhile
         if args.rate and n > args.rate * (time.time() - t0):
             time.sleep(n / args.rate - (time.time() - t0))
-    if args.fifo:
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     print("pktfuzz: blast: %d packets of opcode 0x%02x for QPNs %s from %s"
           % (n, op, args.qpn, args.src))
     return 0
@@ -1263,8 +1257,6 @@ def main():
     p.add_argument("--protect", default="")
     p.add_argument("--kind", default="uc")
     p.add_argument("--src", default="10.76.1.99")
-    p.add_argument("--fifo", type=int, default=0,
-                   help="blast at this SCHED_FIFO priority")
     p.add_argument("--stop-pid", type=int)
     p.add_argument("--stop-comm")
     p.add_argument("--max-amp", type=float,

@@ -180,11 +180,11 @@ struct qp_path {
 };
 
 /*
- * @qp from RESET to RTS: RC or UC connected as @p says (port 1), or UD.
+ * @qp from RESET to RTR: RC or UC connected as @p says (port 1), or UD.
  * Remote read, write and atomics are granted, and p->access.  Returns 0,
  * or the errno of the modify that failed.
  */
-static inline int qp_rts_path(struct ibv_qp *qp, const struct qp_path *p)
+static inline int qp_rtr_path(struct ibv_qp *qp, const struct qp_path *p)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -218,8 +218,16 @@ static inline int qp_rts_path(struct ibv_qp *qp, const struct qp_path *p)
 			  IBV_QP_RQ_PSN) | (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
 			  IBV_QP_MIN_RNR_TIMER : 0)))
 		return errno ? errno : EIO;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
+	return 0;
+}
+
+/* @qp, in RTR by qp_rtr_path() on @p, to RTS */
+static inline int qp_rtr_to_rts(struct ibv_qp *qp, const struct qp_path *p)
+{
+	bool rc = qp->qp_type == IBV_QPT_RC;
+	uint8_t rd = p->rd_atomic ? p->rd_atomic : 1;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+
 	a.sq_psn = p->sq_psn;
 	a.timeout = p->timeout ? p->timeout : 14;
 	a.retry_cnt = 7;
@@ -230,6 +238,12 @@ static inline int qp_rts_path(struct ibv_qp *qp, const struct qp_path *p)
 			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0)))
 		return errno ? errno : EIO;
 	return 0;
+}
+
+/* @qp from RESET to RTS, as qp_rtr_path() and qp_rtr_to_rts() */
+static inline int qp_rts_path(struct ibv_qp *qp, const struct qp_path *p)
+{
+	return qp_rtr_path(qp, p) ?: qp_rtr_to_rts(qp, p);
 }
 
 /* qp_rts_path() to QPN @dest at @gid, with the defaults. */
