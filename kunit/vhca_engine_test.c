@@ -497,6 +497,7 @@ static void copy_held_odp(struct kunit *test)
 			      .max_pages = 2 };
 	unsigned long map[2] = {};
 	u8 in[64], *p;
+	u64 orig;
 	struct vhca_seg ks = { .kbuf = in, .len = sizeof(in) };
 	struct vhca_seg os = { .mr = &mr, .va = 0x20000 + SZ_4K - 0x10 - 8,
 			       .len = 32 };	/* across the two pages */
@@ -541,6 +542,27 @@ static void copy_held_odp(struct kunit *test)
 	os.va = 0x20000 + 2 * SZ_4K;
 	KUNIT_EXPECT_EQ(test, vhca_copy_held(&os, 1, 0, &ks, 1, 0, 8, &fault),
 			VHCA_COPY_FAULT);
+
+	/*
+	 * An atomic on an ODP word (at 0x18 of page 0): with its page gone,
+	 * nothing done and which page to fault in, or a lost key without a
+	 * place to say so; with the page back, done.
+	 */
+	map[0] = 0;
+	KUNIT_EXPECT_EQ(test, vhca_atomic(&mr, 0, 0x20008, false, 3, 0, &orig,
+					  &fault), -EFAULT);
+	KUNIT_EXPECT_PTR_EQ(test, fault.mr, &mr);
+	KUNIT_EXPECT_EQ(test, fault.va, 0x20008);
+	KUNIT_EXPECT_TRUE(test, fault.write);
+	KUNIT_EXPECT_EQ(test, vhca_atomic(&mr, 0, 0x20008, false, 3, 0, &orig,
+					  NULL), -EACCES);
+	map[0] = (unsigned long)pg[0] | 1;
+	memset(page_address(pg[0]), 0, 64);
+	KUNIT_EXPECT_EQ(test, vhca_atomic(&mr, 0, 0x20008, false, 3, 0, &orig,
+					  &fault), 0);
+	KUNIT_EXPECT_EQ(test, orig, 0ULL);
+	KUNIT_EXPECT_EQ(test, *(u64 *)(page_address(pg[0]) + 0x18), 3ULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr.readers), 0);
 	__free_page(pg[0]);
 	__free_page(pg[1]);
 }
