@@ -510,15 +510,11 @@ bool vhca_odp_hold(struct vhca_mr *mr, u64 va, u32 len, bool write)
 	smp_mb__after_atomic();	/* the count, then the invalidation's flag */
 	if (atomic_read(&mr->odp_inval))
 		goto miss;
-	if (mr->odp_tree) {
-		i = va >> PAGE_SHIFT;
-		last = (va + len - 1) >> PAGE_SHIFT;
-	} else {
-		i = vhca_odp_index(mr, va);
-		last = vhca_odp_index(mr, va + len - 1);
-		if (last >= mr->max_pages)
-			goto miss;
-	}
+	/* an implicit MR's index is the address space's: no bound */
+	i = vhca_odp_index(mr, va);
+	last = vhca_odp_index(mr, va + len - 1);
+	if (!mr->odp_tree && last >= mr->max_pages)
+		goto miss;
 	for (; i <= last; i++) {
 		e = vhca_odp_entry(mr, i);
 		if (!e || (write && !(e & VHCA_ODP_WRITABLE)))
