@@ -420,10 +420,22 @@ class Fuzzer:
         qs = self.live(kind)
         if qs and r < 0.75:
             return self.r.choice(qs)
-        q = QP(self.r.choice([0, 1, 2, 0xFFFFFF, 0x800000,
-                              self.r.randrange(1 << 24)]))
-        q.kind = kind
+        qpn = self.r.choice([0, 1, 2, 0xFFFFFF, 0x800000,
+                             self.r.randrange(1 << 24)])
+        # an arbitrary QPN may be a real QP's (the victim's first is 2):
+        # then it is that QP, protection and all
+        q = self.s.qps.get(qpn)
+        if q is None:
+            q = QP(qpn)
+            q.kind = kind
         return q
+
+    def stranger(self):
+        """A QPN none of the QPs learned or protected has."""
+        while True:
+            qpn = self.r.randrange(3, 1 << 24)
+            if qpn not in self.s.qps:
+                return QP(qpn)
 
     def psn_near(self, base):
         if base is None:
@@ -562,7 +574,7 @@ class Fuzzer:
     def emit(self, op, q, psn, body, src=None, wellformed=True, **kw):
         psn2 = self.safe_psn(q, op, psn, wellformed)
         if psn2 is None:
-            q = QP(self.r.randrange(3, 1 << 24))   # someone nobody has
+            q = self.stranger()
             psn2 = psn
         bth = self.bth(op, q, psn2, **kw)
         return self.send(bth, body, src)
@@ -809,7 +821,7 @@ class Fuzzer:
         body = self.ext_bytes(op, q, n) + self.payload(r.choice([0, 64]))
         psn = self.safe_psn(q, op, self.psn_near(q.resp_psn), True)
         if psn is None:
-            q, psn = QP(r.randrange(3, 1 << 24)), 0
+            q, psn = self.stranger(), 0
         bth = self.bth(op, q, psn)
         c = r.randrange(5)
         if c == 4:      # IPv6, the peer's link-local address

@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/guest/lib/lib.sh	# the TAP helpers are not guest specific
-tap_plan 43
+tap_plan 44
 
 build/tests/abi_test >/tmp/vhca-abi.tap 2>&1
 rc=$?
@@ -109,4 +109,9 @@ done
 check_eq "tools/layers.py: no two of the provider's files call each other, even through others" \
 	"$(python3 tools/layers.py "$pobj" | sed -n 's/^files in loops: //p')" 0
 rm -rf "$pobj"
+
+# the wire fuzzer keeps to its promise to the data-checked QPs: nothing a
+# correct responder acts on, on a recording wire, for three seeds
+check "pktfuzz.py: no packet a protected UC or RC QP would act on" \
+	python3 tests/host/pktfuzz_protect.py
 tap_done
