@@ -890,42 +890,6 @@ static void setup(const char *dev)
 	memcpy(me.gid, gid.raw, 16);
 }
 
-static int connect_to(const char *host, const char *port, int server)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = server ? AI_PASSIVE : 0 }, *ai;
-	int fd, one = 1, e;
-	long long end;
-
-	e = getaddrinfo(host, port, &hints, &ai);
-	if (e)
-		die("%s: %s", host ? host : "listen", gai_strerror(e));
-	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd < 0)
-		die("socket: %s", strerror(errno));
-	/* the server may not listen yet: no sleep in the scripts */
-	for (end = now_ms() + CONNECT_MS; !server &&
-	     connect(fd, ai->ai_addr, ai->ai_addrlen); usleep(100000)) {
-		if (errno != ECONNREFUSED || now_ms() > end)
-			die("connect to %s:%s: %s", host, port, strerror(errno));
-		close(fd);
-		fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	}
-	if (server) {
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1))
-			die("port %s: %s", port, strerror(errno));
-		e = accept(fd, NULL, NULL);
-		close(fd);
-		fd = e;
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		die("accept: %s", strerror(errno));
-	setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
-	return fd;
-}
-
 static int parse_ops(char *s)
 {
 	char *t;
@@ -1002,7 +966,9 @@ int main(int argc, char **argv)
 	if (!cfg.count || !cfg.maxsize || !cfg.depth || cfg.depth > 256)
 		die("-n and -s must be at least 1, -r from 1 to 256");
 
-	sock = connect_to(server, port, !server);
+	sock = tcp_connect(server, port, CONNECT_MS);
+	if (sock < 0)
+		die("no connection to the peer");
 	if (server) {
 		struct wire_cfg w = { htonl(cfg.type), htonl(cfg.ops),
 				      htonl(cfg.count), htonl(cfg.maxsize),

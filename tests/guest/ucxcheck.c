@@ -130,50 +130,6 @@ static bool agree(bool mine)
 	return mine && peer;
 }
 
-static int tcp_connect(const char *host, const char *port)
-{
-	struct addrinfo hints = { .ai_family = AF_INET,
-				  .ai_socktype = SOCK_STREAM }, *ai;
-	int fd = -1, one = 1, i;
-
-	if (getaddrinfo(host, port, &hints, &ai))
-		return -1;
-	/* the server may not be listening yet: a minute of tries */
-	for (i = 0; i < 600; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd >= 0 && !connect(fd, ai->ai_addr, ai->ai_addrlen))
-			break;
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-		usleep(100000);
-	}
-	freeaddrinfo(ai);
-	if (fd >= 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
-static int tcp_serve(int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)port) };
-	int l = socket(AF_INET, SOCK_STREAM, 0), fd, one = 1;
-
-	if (l < 0)
-		return -1;
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1)) {
-		close(l);
-		return -1;
-	}
-	fd = accept(l, NULL, NULL);
-	close(l);
-	if (fd >= 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
 /* a length-prefixed blob each way: the worker address, the remote key */
 static int swap_blobs(const void *mine, uint64_t len, void **theirs)
 {
@@ -403,7 +359,7 @@ int main(int argc, char **argv)
 		port = optarg;
 	}
 	server = optind == argc;
-	sock = server ? tcp_serve(atoi(port)) : tcp_connect(argv[optind], port);
+	sock = tcp_connect(server ? NULL : argv[optind], port, 60000);
 	check(sock >= 0, "%s on TCP port %s", server ? "a client came" :
 	      "connected to the server", port);
 	if (sock < 0)

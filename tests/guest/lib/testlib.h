@@ -7,6 +7,9 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -15,7 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -281,6 +286,64 @@ static inline long long port_counter(const char *dev, const char *name)
 		fclose(f);
 	}
 	return v;
+}
+
+/*
+ * A TCP connection to the peer of a two-host test, to trade QP numbers:
+ * to @host's @port, or, @host NULL, the first that comes to @port.  A
+ * client tries again for @wait_ms (the server may still be setting up its
+ * device, or its address).  Returns the socket, or -1 having said
+ * why on stderr.
+ */
+static inline int __attribute__((unused))
+tcp_connect(const char *host, const char *port, long long wait_ms)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = host ? 0 : AI_PASSIVE }, *ai;
+	struct timespec t0, t;
+	int fd, one = 1, e;
+
+	e = getaddrinfo(host, port, &hints, &ai);
+	if (e) {
+		fprintf(stderr, "%s: %s\n", host ? host : "listen", gai_strerror(e));
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		fd = socket(ai->ai_family, SOCK_STREAM, 0);
+		if (fd < 0 || !host || !connect(fd, ai->ai_addr, ai->ai_addrlen))
+			break;
+		e = errno;
+		close(fd);
+		fd = -1;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000 > wait_ms) {
+			fprintf(stderr, "connect to %s:%s: %s\n", host, port,
+				strerror(e));
+			break;
+		}
+		usleep(100000);
+	}
+	if (fd >= 0 && !host) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1)) {
+			fprintf(stderr, "port %s: %s\n", port, strerror(errno));
+			close(fd);
+			fd = -1;
+		} else {
+			e = accept(fd, NULL, NULL);
+			if (e < 0)
+				fprintf(stderr, "accept: %s\n", strerror(errno));
+			close(fd);
+			fd = e;
+		}
+	}
+	freeaddrinfo(ai);
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
 }
 
 #endif /* VHCA_TESTLIB_H */
