@@ -459,6 +459,9 @@ struct vhca_req_wqe;
  * @partial: the SEND or WRITE at @next - 1 has packets left from @tail,
  *	which wait for room in the window; no later WQE goes before them
  * @tail: the first of them
+ * @lost: the rest of that SEND or WRITE could not be read (an ODP page
+ *	that cannot be had) and did not go: the completer goes back to the
+ *	oldest WQE at once, and the resend fails this one (no retry spent)
  * @psn_high: one past the latest PSN sent (a READ's: its responses'); a
  *	packet before it goes again
  * @timed_out: the timer fired; the work retransmits
@@ -489,6 +492,7 @@ struct vhca_req {
 	bool rewound;
 	bool partial;
 	u32 tail;
+	bool lost;
 	u32 psn_high;
 	bool timed_out;
 	bool moved;

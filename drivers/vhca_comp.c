@@ -602,6 +602,16 @@ bool vhca_comp_run(struct vhca_qp *qp, enum vhca_sq_stop *stop)
 			return false;
 		}
 	}
+	/*
+	 * The rest of a message was lost to a page that cannot be had: what
+	 * went of it asked for no ACK, and the timer would spend a retry (or
+	 * end in RETRY_EXC_ERR).  Going back now, the oldest WQE's resend
+	 * fails that one, after what is before it (vhca_req_pump()).
+	 */
+	if (q->lost) {
+		q->lost = false;
+		vhca_comp_rewind(qp, vhca_comp_acked_skip(qp));
+	}
 	if (READ_ONCE(q->congested)) {
 		WRITE_ONCE(q->congested, false);
 		vhca_comp_cwnd_cut(qp);

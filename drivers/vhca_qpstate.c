@@ -274,6 +274,7 @@ void vhca_req_reset(struct vhca_qp *qp)
 	qp->req.skip = 0;
 	qp->req.rewound = false;
 	qp->req.partial = false;
+	qp->req.lost = false;
 	qp->req.retry_left = qp->attr.retry_cnt;
 	WRITE_ONCE(qp->req.timed_out, false);
 	qp->req.moved = false;

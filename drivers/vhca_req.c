@@ -221,11 +221,12 @@ static bool vhca_req_yield(struct vhca_dev *vdev, struct vhca_qp *qp,
  * VHCA_REQ_YIELD packets the CPU may go to another task.  Data in ODP
  * MRs is copied under a hold (vhca_cursor_hold()); a missing page stops
  * the message at its packet with the fault pending in qp->exec.odp, or,
- * if its fault failed, loses the rest (qp->exec.odp.lost).  Process
+ * if its fault failed, with the rest lost (qp->exec.odp.lost).  Process
  * context, under rcu_read_lock().
  *
- * Return: the first packet not sent, to go on from later; the message's
- * count of packets (vhca_req_npkts()) once it is all gone or lost.
+ * Return: the first packet not sent, to go on from later (or not at all,
+ * if lost to a fault); the message's count of packets (vhca_req_npkts())
+ * once it is all gone or lost to an allocation.
  */
 static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 			    const struct vhca_swqe *w,
@@ -285,9 +286,10 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 		err = odp ? vhca_cursor_hold(at, n, false, &f) : 0;
 		if (err) {
 			kfree_skb(skb);
-			if (err == -EFAULT && vhca_odp_miss(&qp->exec.odp, &f))
-				return i;
-			return npkts;
+			if (err == -EFAULT)
+				vhca_odp_miss(&qp->exec.odp, &f);
+			return qp->exec.odp.pending || qp->exec.odp.lost ? i :
+									  npkts;
 		}
 		vhca_copy(&dst, src, n);
 		if (odp)
@@ -325,7 +327,7 @@ int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
 	u32 next = vhca_req_packets(vdev, qp, w, &src, len, qp->attr.sq_psn,
 				  qp->wire_pkt, room);
 
-	if (next < npkts) {
+	if (next < npkts && !qp->exec.odp.lost) {
 		qp->wire_pkt = next;
 		return qp->exec.odp.pending ? VHCA_FAULT : VHCA_PARTIAL;
 	}
@@ -402,7 +404,7 @@ static void vhca_req_data(struct vhca_qp *qp, struct vhca_req_wqe *e,
 				e->psn, from, vhca_req_room(qp, psn));
 	if (next > from)
 		vhca_req_went(qp, psn, next - from, e->psn + next);
-	q->partial = next < e->npkts;
+	q->partial = next < e->npkts && !qp->exec.odp.lost;
 	q->tail = next;
 }
 
@@ -718,8 +720,9 @@ static int vhca_req_prefault(struct vhca_qp *qp, const struct vhca_swqe *w,
 
 /*
  * The rest of a partial message whose packet found an ODP page gone:
- * faulted in, and sent on, until it is all gone or the window fills.
- * Returns true while packets of it are left.
+ * faulted in, and sent on, until it is all gone or the window fills.  If
+ * a page cannot be had, the rest is lost (q->lost).  Returns true while
+ * packets of it are left.
  */
 static bool vhca_req_rest(struct vhca_qp *qp)
 {
@@ -727,6 +730,8 @@ static bool vhca_req_rest(struct vhca_qp *qp)
 		vhca_odp_resolve(&qp->exec.odp);
 		vhca_req_continue(qp);
 	}
+	if (qp->exec.odp.lost)
+		qp->req.lost = true;
 	vhca_odp_retry_reset(&qp->exec.odp);
 	return qp->req.partial;
 }
@@ -793,7 +798,7 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 		if (vhca_req_rest(qp))
 			stop = VHCA_SQ_BLOCKED;
 	}
-	while (stop == VHCA_SQ_IDLE && q->next != prod) {
+	while (stop == VHCA_SQ_IDLE && !q->lost && q->next != prod) {
 		if (!*budget) {
 			stop = VHCA_SQ_MORE;
 			break;
@@ -830,6 +835,9 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 		if (qp->state == IB_QPS_ERR)
 			return VHCA_SQ_IDLE;
 	}
+	/* vhca_comp_run() goes back at once, in the next run */
+	if (q->lost)
+		stop = VHCA_SQ_MORE;
 
 	/* The timer runs while anything is on the wire, from the last progress. */
 	timeout = vhca_req_timeout_jiffies(qp);

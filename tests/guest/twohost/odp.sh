@@ -15,6 +15,14 @@
 # Sourced by twohost.sh, which runs odp_PHASE_a in guest a and odp_PHASE_b
 # in guest b, in step; PHASE is vhca (b on vhca0) or rxe (b on rxe0).
 
+# unmap DEV [SERVER]: tests/guest/odpunmap.c, a 32 MiB WRITE from an ODP
+# MR whose second half b unmaps while it goes
+unmap() {
+	local dev=$1
+	shift
+	timeout "${T:-120}" build/tests/odpunmap "$dev" "$(v4gid "$dev")" "$@"
+}
+
 # dcp DEV [ARGS] [SERVER]: dc over RC, 32 KiB at most, fewer messages
 dcp() {
 	local dev=$1
@@ -47,6 +55,7 @@ odp_vhca_a() {
 		grew sent_odp_rnr_naks "$rnr0"
 	check "guest a: ib_write_bw --odp server on vhca0, client in b" \
 		pt ib_write_bw vhca0 --odp
+	tap_run "guest a: odpunmap server on vhca0" unmap vhca0
 }
 
 odp_vhca_b() {
@@ -68,6 +77,10 @@ odp_vhca_b() {
 		retry dcp vhca0 -P -t rc -o fadd 10.76.1.1
 	check "guest b: ib_write_bw --odp client on vhca0" \
 		retry pt ib_write_bw vhca0 --odp 10.76.1.1
+	# the rest of a WRITE that cannot be read fails it at once: its QP
+	# has no retry to spend, and a timeout would say RETRY_EXC_ERR
+	tap_run "guest b: odpunmap client on vhca0, its source unmapped mid-message" \
+		unmap vhca0 10.76.1.1
 }
 
 # rxe0 (6.12: no ODP of its own) meets vhca's ODP: its requester gets RNR
