@@ -4,7 +4,7 @@
  *
  *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
  *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE]
- *             [-T TIMEOUT] [-P] [-p PORT] [SERVER]
+ *             [-T TIMEOUT] [-P] [-S] [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
  * says what to run, both create a QP on their device and exchange its
@@ -75,6 +75,9 @@
  * and its pages are dropped (MADV_DONTNEED) before each batch fills it:
  * the device meets pages it has not mapped in every batch, on whichever
  * side of the wire the end is.
+ *
+ * -S (each end its own): its receive WQEs go to a shared receive queue
+ * (ibv_post_srq_recv) that its QP takes them from.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -148,6 +151,8 @@ static size_t buf_len(void)
 }
 static int bound;		/* -b */
 static int odp;			/* -P */
+static struct ibv_srq *srq;	/* -S */
+static int use_srq;
 static int wr_api;		/* -w */
 static uint32_t ops_run;	/* 1 << OP_* */
 static int bound_seen;		/* messages -b checked */
@@ -471,9 +476,10 @@ static void post_recv(int s, int op, uint32_t i)
 	/* WRITE with immediate consumes a receive WQE and places nothing */
 	wr.num_sge = op == OP_WRITE_IMM ? 0 :
 		     slot_sges(s, v.cap, v.flat, v.grh, sge);
-	e = ibv_post_recv(qp, &wr, &bad);
+	e = srq ? ibv_post_srq_recv(srq, &wr, &bad) : ibv_post_recv(qp, &wr, &bad);
 	if (e)
-		die("ibv_post_recv: %s", strerror(e));
+		die("%s: %s", srq ? "ibv_post_srq_recv" : "ibv_post_recv",
+		    strerror(e));
 }
 
 static void post_send(int s, int op, uint32_t i)
@@ -818,7 +824,8 @@ static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
 	const uint64_t aw = ops_run & 1 << OP_AWRITE ?
 			    IBV_QP_EX_WITH_ATOMIC_WRITE : 0;
 	struct ibv_qp_init_attr_ex iax = {
-		.send_cq = ia->send_cq, .recv_cq = ia->recv_cq, .cap = ia->cap,
+		.send_cq = ia->send_cq, .recv_cq = ia->recv_cq, .srq = ia->srq,
+		.cap = ia->cap,
 		.qp_type = ia->qp_type, .pd = pd,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.send_ops_flags = ops[ia->qp_type] | bind | aw,
@@ -872,6 +879,16 @@ static void setup(const char *dev)
 			die("%s: ibv_alloc_mw(type 2): %s", dev, strerror(errno));
 	}
 	ia.send_cq = ia.recv_cq = cq;
+	if (mr && use_srq) {
+		struct ibv_srq_init_attr sa = {
+			.attr = { .max_wr = depth, .max_sge = 4 },
+		};
+
+		srq = ibv_create_srq(pd, &sa);
+		if (!srq)
+			die("%s: ibv_create_srq: %s", dev, strerror(errno));
+		ia.srq = srq;
+	}
 	qp = mr ? create_qp(&ia) : NULL;
 	if (!qp && mr) {	/* a device that inlines less */
 		ia.cap.max_inline_data = 0;
@@ -913,7 +930,7 @@ int main(int argc, char **argv)
 	char *ops = NULL, *hold = NULL;
 
 	cfg.depth = depth;
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMH:T:Pp:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMH:T:PSp:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -928,6 +945,7 @@ int main(int argc, char **argv)
 		case 'H': hold = optarg; break;
 		case 'T': ack_timeout = strtoul(optarg, NULL, 0); break;
 		case 'P': odp = 1; break;
+		case 'S': use_srq = 1; break;
 		case 'o': ops = optarg; break;
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :

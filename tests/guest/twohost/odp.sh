@@ -9,8 +9,9 @@
 # and UD's receivers drop what finds a page missing: only their senders
 # use ODP here, as odp_caps says.  Then rdma-core's and perftest's ODP
 # options (ibv_rc_pingpong -o, -P and -O, every buffer spot-checked;
-# ib_write_bw --odp: perftest refuses ODP atomics), and rxe on the other
-# end.
+# ib_write_bw --odp: perftest refuses ODP atomics), a source unmapped
+# under a WRITE on the wire, and rxe on the other end (vhca's receives
+# from an SRQ there).
 #
 # Sourced by twohost.sh, which runs odp_PHASE_a in guest a and odp_PHASE_b
 # in guest b, in step; PHASE is vhca (b on vhca0) or rxe (b on rxe0).
@@ -88,8 +89,9 @@ odp_vhca_b() {
 # faults its pages in
 odp_rxe_a() {
 	rnr0=$(stat sent_odp_rnr_naks)
-	check "guest a: datacheck server on vhca0, ODP, client rxe0 in b: every RC op" \
-		dcp vhca0 -P
+	# its receives from an SRQ (-S): the RQ's are the vhca phase's
+	check "guest a: datacheck server on vhca0, ODP, receives from an SRQ, client rxe0 in b: every RC op" \
+		dcp vhca0 -P -S
 	check "guest a: rxe0's requests met pages missing: RNR NAKs (sent_odp_rnr_naks grew)" \
 		grew sent_odp_rnr_naks "$rnr0"
 	check "guest a: datacheck server on vhca0, ODP, client rxe0 in b: FETCH_AND_ADDs" \
