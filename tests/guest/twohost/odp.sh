@@ -17,7 +17,7 @@
 # in guest b, in step; PHASE is vhca (b on vhca0) or rxe (b on rxe0).
 
 # unmap DEV [SERVER]: tests/guest/odpunmap.c, a 32 MiB WRITE from an ODP
-# MR whose second half b unmaps while it goes
+# MR that b unmaps from 4 MiB on while it goes
 unmap() {
 	local dev=$1
 	shift
@@ -78,8 +78,8 @@ odp_vhca_b() {
 		retry dcp vhca0 -P -t rc -o fadd 10.76.1.1
 	check "guest b: ib_write_bw --odp client on vhca0" \
 		retry pt ib_write_bw vhca0 --odp 10.76.1.1
-	# the rest of a WRITE that cannot be read fails it at once: its QP
-	# has no retry to spend, and a timeout would say RETRY_EXC_ERR
+	# the rest of a WRITE that cannot be read fails it at once, without
+	# waiting for the QP's retransmission timer
 	tap_run "guest b: odpunmap client on vhca0, its source unmapped mid-message" \
 		unmap vhca0 10.76.1.1
 }
