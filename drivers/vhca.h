@@ -840,6 +840,7 @@ bool vhca_odp_get(struct vhca_mr *mr);
 void vhca_odp_put(struct vhca_mr *mr);
 int vhca_odp_fault(struct vhca_mr *mr, u64 va, u64 len, bool write,
 		   bool fault);
+unsigned int vhca_odp_children(const struct vhca_mr *mr);
 bool vhca_odp_hold(struct vhca_mr *mr, u64 va, u32 len, bool write);
 void *vhca_odp_map(struct vhca_mr *mr, u64 va, u32 *room);
 bool vhca_odp_miss(struct vhca_odp_retry *r, const struct vhca_fault *f);

@@ -22,13 +22,17 @@
  * space, iova the user address) has a root umem with no pages; each
  * VHCA_ODP_KID_SIZE range the engine faults in gets a child umem, with
  * its notifier and its map (struct vhca_odp_kid), found by address in an
- * xarray.  Children stay until the MR goes, and the rule above holds with
- * the MR's counters for all of them.
+ * xarray.  The rule above holds with the MR's counters for all of them.
+ * A child whose pages have all gone (the process unmapped or dropped its
+ * range) is freed by a work item (vhca_odp_reap()), as mlx5 frees its
+ * implicit children: a process that maps and unmaps as it runs keeps no
+ * more children than it has memory in use.
  */
 #include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/hmm.h>
 #include <linux/mmu_notifier.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_umem_odp.h>
 
 #include "vhca.h"
@@ -50,30 +54,48 @@ static struct page *vhca_odp_sink;
 #define VHCA_ODP_KID_SHIFT	24
 #define VHCA_ODP_KID_PAGES	(1UL << (VHCA_ODP_KID_SHIFT - PAGE_SHIFT))
 /*
- * Children of one implicit MR at most: 64 GiB of address space faulted
- * in, about 400 MiB of kernel memory.  A process reaches the cap by
- * touching one page in each 16 MiB of a large sparse mapping; past it,
- * a fault fails (an access error).
+ * Children of one implicit MR at most at once: 64 GiB of address space
+ * faulted in, about 400 MiB of kernel memory.  A process reaches the cap
+ * by keeping a page mapped in each 16 MiB of a large sparse mapping; past
+ * it, a fault fails (an access error).  Children whose pages are gone do
+ * not count once vhca_odp_reap() freed them.
  */
 #define VHCA_ODP_MAX_KIDS	4096
 
+/**
+ * struct vhca_odp_kid - an implicit MR's child
+ * @odp: its umem
+ * @mr: the implicit MR
+ * @mapped: entries of @map that hold a page, under @odp's umem_mutex
+ * @next: on vhca_odp_reap()'s list of children to free
+ * @map: the engine's map of its pages, as an explicit MR's odp_map
+ */
 struct vhca_odp_kid {
 	struct ib_umem_odp *odp;
 	struct vhca_mr *mr;
+	unsigned long mapped;
+	struct vhca_odp_kid *next;
 	unsigned long map[];
 };
 
 /**
  * struct vhca_odp_tree - an implicit MR's children
- * @kids: by address >> VHCA_ODP_KID_SHIFT; read under RCU, never removed
- *	before the MR goes
+ * @kids: by address >> VHCA_ODP_KID_SHIFT; read under RCU, freed a grace
+ *	period after they leave it
  * @lock: serialises adding one
+ * @sem: faults (read) against freeing children (write): a fault uses a
+ *	child it found outside RCU
  * @nr: how many there are
+ * @dying: the MR is going: no child is freed but by it
+ * @reap: frees the children with no page left (vhca_odp_reap())
  */
 struct vhca_odp_tree {
 	struct xarray kids;
 	struct mutex lock;	/* adding a child */
+	struct rw_semaphore sem;
 	unsigned int nr;
+	bool dying;
+	struct work_struct reap;
 };
 
 /* The index in odp_map of the page holding the MR's byte @va. */
@@ -109,8 +131,8 @@ static bool vhca_odp_inval(struct mmu_interval_notifier *mni,
 {
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
+	struct vhca_odp_kid *k = NULL;
 	u64 start, end, first, last;
-	struct vhca_odp_kid *k;
 	unsigned long *map;
 	struct vhca_mr *mr;
 
@@ -141,11 +163,17 @@ static bool vhca_odp_inval(struct mmu_interval_notifier *mni,
 			usleep_range(10, 50);
 		first = (start - ib_umem_start(odp)) >> PAGE_SHIFT;
 		last = (end - ib_umem_start(odp)) >> PAGE_SHIFT;
-		while (first < last)
-			WRITE_ONCE(map[first++], 0);
+		for (; first < last; first++) {
+			if (kid && map[first])
+				k->mapped--;
+			WRITE_ONCE(map[first], 0);
+		}
 		ib_umem_odp_unmap_dma_pages(odp, start, end);
 		smp_mb__before_atomic();	/* the map, then the flag */
 		atomic_dec(&mr->odp_inval);
+		/* not here: freeing a child waits for its notifier */
+		if (kid && !k->mapped)
+			queue_work(system_unbound_wq, &mr->odp_tree->reap);
 	}
 	mutex_unlock(&odp->umem_mutex);
 	return true;
@@ -179,6 +207,49 @@ static bool vhca_odp_implicit(u64 start, u64 len)
 	return !start && len == U64_MAX;
 }
 
+/*
+ * vhca_odp_reap() - free an implicit MR's children whose pages are gone
+ * @work: the tree's reap
+ *
+ * A child is taken out of the tree while no fault runs (the tree's sem),
+ * and freed a grace period later: a reader in the engine that found it
+ * under RCU is done with it then.  A fault after finds no child there and
+ * adds a new one.
+ */
+static void vhca_odp_reap(struct work_struct *work)
+{
+	struct vhca_odp_tree *t = container_of(work, struct vhca_odp_tree,
+					       reap);
+	struct vhca_odp_kid *kid, *gone = NULL;
+	unsigned long i;
+	bool idle;
+
+	down_write(&t->sem);
+	xa_for_each(&t->kids, i, kid) {
+		if (t->dying)
+			break;	/* vhca_odp_release_implicit() frees them */
+		mutex_lock(&kid->odp->umem_mutex);
+		idle = !kid->mapped;
+		mutex_unlock(&kid->odp->umem_mutex);
+		if (!idle)
+			continue;
+		xa_erase(&t->kids, i);
+		t->nr--;
+		kid->next = gone;
+		gone = kid;
+	}
+	up_write(&t->sem);
+	if (!gone)
+		return;
+	synchronize_rcu();
+	while (gone) {
+		kid = gone;
+		gone = kid->next;
+		ib_umem_odp_release(kid->odp);
+		kvfree(kid);
+	}
+}
+
 /* Set up an implicit MR: its root umem, and no child yet. */
 static int vhca_odp_init_implicit(struct vhca_mr *mr)
 {
@@ -197,23 +268,36 @@ static int vhca_odp_init_implicit(struct vhca_mr *mr)
 	}
 	xa_init(&mr->odp_tree->kids);
 	mutex_init(&mr->odp_tree->lock);
+	init_rwsem(&mr->odp_tree->sem);
+	INIT_WORK(&mr->odp_tree->reap, vhca_odp_reap);
 	mr->umem = &odp->umem;
 	return 0;
 }
 
-/* Tear down an implicit MR's children, then its root. */
+/*
+ * Tear down an implicit MR's children, then its root; no fault runs any
+ * more.  A reap under way finishes first; one that a child's notifier
+ * queues until its umem is released finds the tree dying and frees
+ * nothing.
+ */
 static void vhca_odp_release_implicit(struct vhca_mr *mr)
 {
+	struct vhca_odp_tree *t = mr->odp_tree;
 	struct vhca_odp_kid *kid;
 	unsigned long i;
 
-	xa_for_each(&mr->odp_tree->kids, i, kid) {
+	down_write(&t->sem);
+	t->dying = true;
+	up_write(&t->sem);
+	cancel_work_sync(&t->reap);
+	xa_for_each(&t->kids, i, kid) {
 		ib_umem_odp_release(kid->odp);
 		kvfree(kid);
 	}
-	xa_destroy(&mr->odp_tree->kids);
-	mutex_destroy(&mr->odp_tree->lock);
-	kfree(mr->odp_tree);
+	cancel_work_sync(&t->reap);
+	xa_destroy(&t->kids);
+	mutex_destroy(&t->lock);
+	kfree(t);
 	ib_umem_odp_release(to_ib_umem_odp(mr->umem));
 }
 
@@ -355,10 +439,12 @@ void vhca_odp_put(struct vhca_mr *mr)
 
 /*
  * Fault in @len bytes at user address @uva of @odp, and put the pages in
- * @map, the engine's map of that umem.  Returns 0 or a negative errno.
+ * @map, the engine's map of that umem; @mapped (a child's, or NULL)
+ * counts the entries that hold one.  Returns 0 or a negative errno.
  */
 static int vhca_odp_fill(struct ib_umem_odp *odp, unsigned long *map,
-			 u64 uva, u64 len, bool write, bool fault)
+			 unsigned long *mapped, u64 uva, u64 len, bool write,
+			 bool fault)
 {
 	u64 first, last, i;
 	unsigned long *pfns;
@@ -379,6 +465,8 @@ static int vhca_odp_fill(struct ib_umem_odp *odp, unsigned long *map,
 
 		if (!(pfn & HMM_PFN_VALID))
 			continue;
+		if (mapped && !map[i])
+			(*mapped)++;
 		WRITE_ONCE(map[i],
 			   (unsigned long)hmm_pfn_to_page(pfn) |
 			   (pfn & HMM_PFN_WRITE ? VHCA_ODP_WRITABLE : 0));
@@ -418,18 +506,30 @@ int vhca_odp_fault(struct vhca_mr *mr, u64 va, u64 len, bool write,
 	uva = va - mr->iova + mr->umem->address;
 	if (!mr->odp_tree)
 		return vhca_odp_fill(to_ib_umem_odp(mr->umem), mr->odp_map,
-				     uva, len, write, fault);
-	for (; len; uva += n, len -= n) {
+				     NULL, uva, len, write, fault);
+	err = 0;
+	down_read(&mr->odp_tree->sem);
+	for (; len && !err; uva += n, len -= n) {
 		n = min_t(u64, len, round_up(uva + 1, 1UL << VHCA_ODP_KID_SHIFT) -
 				    uva);
 		kid = vhca_odp_kid_get(mr, uva);
-		if (IS_ERR(kid))
-			return -EFAULT;
-		err = vhca_odp_fill(kid->odp, kid->map, uva, n, write, fault);
-		if (err)
-			return err;
+		err = IS_ERR(kid) ? -EFAULT :
+		      vhca_odp_fill(kid->odp, kid->map, &kid->mapped, uva, n,
+				    write, fault);
 	}
-	return 0;
+	up_read(&mr->odp_tree->sem);
+	return err;
+}
+
+/**
+ * vhca_odp_children() - how many children an implicit ODP MR has
+ * @mr: the MR, held
+ *
+ * Return: the count (as the last change left it), or 0 for any other MR.
+ */
+unsigned int vhca_odp_children(const struct vhca_mr *mr)
+{
+	return mr->odp_tree ? READ_ONCE(mr->odp_tree->nr) : 0;
 }
 
 /**

@@ -246,7 +246,10 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	    rdma_nl_put_driver_u32(msg, "valid", READ_ONCE(mr->key) != 0) ||
 	    (mr->type == VHCA_MR_FAST &&
 	     (rdma_nl_put_driver_u32(msg, "pages", mr->npages) ||
-	      rdma_nl_put_driver_u32(msg, "max_pages", mr->max_pages)))) {
+	      rdma_nl_put_driver_u32(msg, "max_pages", mr->max_pages))) ||
+	    (mr->odp_tree &&
+	     rdma_nl_put_driver_u32(msg, "children",
+				    vhca_odp_children(mr)))) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
 	}

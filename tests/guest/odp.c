@@ -395,6 +395,92 @@ static void implicit_case(void)
 	munmap(r, LEN);
 }
 
+/*
+ * The children `rdma res show mr -dd` gives implicit MR @mr (each a 16 MiB
+ * range of the address space the device faulted a page of in), or -1.
+ */
+static long children(const char *dev, const struct ibv_mr *mr)
+{
+	char cmd[128], key[32], out[16384], *at, *end, *c;
+	long n = -1;
+	size_t len;
+	FILE *f;
+
+	/* an MR's driver fields may come on lines of their own: one string */
+	snprintf(cmd, sizeof(cmd), "rdma res show mr dev %s -dd 2>&1", dev);
+	snprintf(key, sizeof(key), "lkey 0x%x ", mr->lkey);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	len = fread(out, 1, sizeof(out) - 1, f);
+	pclose(f);
+	out[len] = 0;
+	for (c = out; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	at = strstr(out, key);
+	if (!at)
+		return -1;
+	end = strstr(at, " dev ");	/* the next MR's */
+	c = strstr(at, " drv_children ");
+	if (c && (!end || c < end))
+		n = strtol(c + 14, NULL, 10);
+	return n;
+}
+
+/*
+ * An implicit MR's children go with the pages under them: 64 of them
+ * made by WRITEs one page each into a 1 GiB mapping, then munmap().  A
+ * process that maps and unmaps as it goes must not pile them up, to the
+ * cap (4096) where faults fail.
+ */
+static void implicit_reap_case(const char *dev)
+{
+	const size_t kid = 16 << 20, n = 64;
+	char *s = fresh(4096), *m = fresh((n + 1) * kid), *b, *d;
+	struct ibv_mr *mr = ibv_reg_mr(pd, NULL, SIZE_MAX, ODP);
+	long before, after = -1;
+	struct pair p;
+	int st = 0, i;
+	size_t k;
+
+	if (!s || !m || !mr || pair_up(&p, IBV_QPT_RC, false)) {
+		check(0, "implicit reap: buffers, MR and RC pair (%s)",
+		      strerror(errno));
+		return;
+	}
+	b = (char *)(((uintptr_t)m + kid - 1) & ~(uintptr_t)(kid - 1));
+	fill(s, 4096, 30);
+	for (k = 0; k < n && !st; k++)
+		st = post(&p, IBV_WR_RDMA_WRITE, mr, s, 4096, mr, b + k * kid) ?:
+		     sent(&p);
+	before = children(dev, mr);
+	check(!st && filled(b + (n - 1) * kid, 4096, 30) && before > (long)n,
+	      "implicit reap: WRITEs into 64 ranges of 16 MiB made a child each (%ld children, %s)",
+	      before, ibv_wc_status_str(st));
+	munmap(m, (n + 1) * kid);
+	/* the children are freed by a work item: a second, at most */
+	for (i = 0; i < 100; i++) {
+		after = children(dev, mr);
+		if (after >= 0 && after <= before - (long)n)
+			break;
+		usleep(10000);
+	}
+	check(after >= 0 && after <= before - (long)n,
+	      "implicit reap: munmap() of them freed their children (%ld -> %ld)",
+	      before, after);
+	d = fresh(4096);
+	st = d ? post(&p, IBV_WR_RDMA_WRITE, mr, s, 4096, mr, d) ?: sent(&p) : -1;
+	check(st == IBV_WC_SUCCESS && filled(d, 4096, 30),
+	      "implicit reap: a WRITE into a new mapping after that: data checked (%d)",
+	      st);
+	pair_down(&p);
+	check(!ibv_dereg_mr(mr), "implicit reap: the MR deregisters");
+	munmap(s, 4096);
+	if (d)
+		munmap(d, 4096);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex da;
@@ -602,5 +688,6 @@ int main(int argc, char **argv)
 	atomic_case();
 	ud_case();
 	implicit_case();
+	implicit_reap_case(argv[1]);
 	return tap_done();
 }
