@@ -127,7 +127,6 @@ struct vhca_dev {
 	u32 mr_next;		/* xa_alloc_cyclic()'s cursor in mr_xa */
 	u32 qp_next;		/* and in qp_xa */
 	atomic_t nr_user_keys;	/* keys of user MRs and windows */
-	atomic_t nr_odp_mrs;	/* ODP MRs: the wire's requester prefaults */
 	atomic_t nr_user_qps;	/* QPs of user processes */
 	atomic64_t qp_uid;	/* the last vhca_qp.uid handed out */
 	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
@@ -165,6 +164,7 @@ struct vhca_ucontext {
 struct vhca_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+	atomic_t nr_odp_mrs;	/* its ODP MRs: the wire's requester prefaults */
 };
 
 /**

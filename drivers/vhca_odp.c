@@ -396,7 +396,7 @@ int vhca_odp_init_mr(struct vhca_mr *mr, u64 start, u64 len)
 	mutex_unlock(&odp->umem_mutex);
 done:
 	atomic_set(&mr->odp_users, 1);
-	atomic_inc(&to_vdev(mr->pd->device)->nr_odp_mrs);
+	atomic_inc(&to_vpd(mr->pd)->nr_odp_mrs);
 	return 0;
 }
 
@@ -417,7 +417,7 @@ void vhca_odp_release(struct vhca_mr *mr)
 	else
 		ib_umem_odp_release(to_ib_umem_odp(mr->umem));
 	kvfree(mr->odp_map);
-	atomic_dec(&to_vdev(mr->pd->device)->nr_odp_mrs);
+	atomic_dec(&to_vpd(mr->pd)->nr_odp_mrs);
 }
 
 /**

@@ -687,7 +687,8 @@ static int vhca_req_prefault(struct vhca_qp *qp, const struct vhca_swqe *w,
 	u64 va, len;
 	int err;
 
-	if (!atomic_read(&vdev->nr_odp_mrs))
+	/* a WQE's keys are its QP's PD's: none of them is ODP */
+	if (!atomic_read(&to_vpd(qp->ibqp.pd)->nr_odp_mrs))
 		return 0;
 	for (;;) {
 		rcu_read_lock();
