@@ -225,9 +225,10 @@ static void vhca_odp_reap(struct work_struct *work)
 	bool idle;
 
 	down_write(&t->sem);
+	/* dying is set under the sem: vhca_odp_release_implicit() frees them */
 	xa_for_each(&t->kids, i, kid) {
 		if (t->dying)
-			break;	/* vhca_odp_release_implicit() frees them */
+			break;
 		mutex_lock(&kid->odp->umem_mutex);
 		idle = !kid->mapped;
 		mutex_unlock(&kid->odp->umem_mutex);

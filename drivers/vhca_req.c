@@ -286,10 +286,10 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 		err = odp ? vhca_cursor_hold(at, n, false, &f) : 0;
 		if (err) {
 			kfree_skb(skb);
-			if (err == -EFAULT)
-				vhca_odp_miss(&qp->exec.odp, &f);
-			return qp->exec.odp.pending || qp->exec.odp.lost ? i :
-									  npkts;
+			if (err != -EFAULT)
+				return npkts;
+			vhca_odp_miss(&qp->exec.odp, &f);	/* pending or lost */
+			return i;
 		}
 		vhca_copy(&dst, src, n);
 		if (odp)
