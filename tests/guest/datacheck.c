@@ -353,33 +353,23 @@ static int slot_check(int s, const struct view *v, int quiet)
 	return -1;
 }
 
-static void xfer(int (*io)(int, void *, size_t, int), void *p, size_t n)
+static void xfer(bool out, void *p, size_t n)
 {
-	ssize_t r;
-
-	while (n) {
-		r = io(sock, p, n, 0);
-		if (r <= 0)
-			die("the peer's socket: %s", r ? strerror(errno) : "closed");
-		p = (uint8_t *)p + r;
-		n -= r;
-	}
+	if (tcp_xfer(sock, p, n, out))
+		die("the peer's socket: %s", errno ? strerror(errno) : "closed");
 }
-
-static int sock_send(int fd, void *p, size_t n, int f) { return send(fd, p, n, f); }
-static int sock_recv(int fd, void *p, size_t n, int f) { return recv(fd, p, n, f); }
 
 static void say(uint32_t w)
 {
 	w = htonl(w);
-	xfer(sock_send, &w, sizeof(w));
+	xfer(true, &w, sizeof(w));
 }
 
 static uint32_t hear(void)
 {
 	uint32_t w;
 
-	xfer(sock_recv, &w, sizeof(w));
+	xfer(false, &w, sizeof(w));
 	return ntohl(w);
 }
 
@@ -993,9 +983,9 @@ int main(int argc, char **argv)
 				      htonl(cfg.depth), htonl(cfg.late_recv),
 				      htonl(cfg.window) };
 
-		xfer(sock_send, &w, sizeof(w));
+		xfer(true, &w, sizeof(w));
 	} else {
-		xfer(sock_recv, &cfg, sizeof(cfg));
+		xfer(false, &cfg, sizeof(cfg));
 		cfg.type = ntohl(cfg.type);
 		cfg.ops = ntohl(cfg.ops);
 		cfg.count = ntohl(cfg.count);
@@ -1022,8 +1012,8 @@ int main(int argc, char **argv)
 		w.rkey = htonl(w.rkey);
 		w.mtu = htonl(w.mtu);
 		w.addr = htobe64(w.addr);
-		xfer(sock_send, &w, sizeof(w));
-		xfer(sock_recv, &peer, sizeof(peer));
+		xfer(true, &w, sizeof(w));
+		xfer(false, &peer, sizeof(peer));
 		peer.qpn = ntohl(peer.qpn);
 		peer.psn = ntohl(peer.psn);
 		peer.rkey = ntohl(peer.rkey);

@@ -35,32 +35,6 @@ struct wire {
 	uint8_t gid[16];
 };
 
-static bool xfer(int fd, void *p, size_t n, bool out)
-{
-	ssize_t r;
-
-	for (; n; n -= r, p = (char *)p + r) {
-		r = out ? write(fd, p, n) : read(fd, p, n);
-		if (r <= 0)
-			return false;
-	}
-	return true;
-}
-
-/* The first completion on @cq within @ms, or a status of -1. */
-static struct ibv_wc wait_wc(struct ibv_cq *cq, int ms)
-{
-	struct ibv_wc wc = { .status = -1 };
-
-	for (; ms > 0; ms--) {
-		if (ibv_poll_cq(cq, 1, &wc) > 0)
-			return wc;
-		usleep(1000);
-	}
-	wc.status = -1;
-	return wc;
-}
-
 int main(int argc, char **argv)
 {
 	const char *dev = argv[1], *host = argc > 3 ? argv[3] : NULL;
@@ -119,7 +93,8 @@ int main(int argc, char **argv)
 			    .psn = htonl(lrand48() & 0xffffff),
 			    .rkey = htonl(mr->rkey), .va = (uintptr_t)buf };
 	memcpy(me.gid, gid.raw, 16);
-	if (!xfer(fd, &me, sizeof(me), true) || !xfer(fd, &peer, sizeof(peer), false))
+	if (tcp_xfer(fd, &me, sizeof(me), true) ||
+	    tcp_xfer(fd, &peer, sizeof(peer), false))
 		return 1;
 	memcpy(pgid.raw, peer.gid, 16);
 	p.dest = ntohl(peer.qpn);
@@ -132,7 +107,7 @@ int main(int argc, char **argv)
 
 	if (!host) {
 		/* the client says when its WRITE has ended, one way or the other */
-		t = xfer(fd, &done, 1, false);
+		t = !tcp_xfer(fd, &done, 1, false);
 		for (i = 0, bad_at = LEN; i < BEFORE * 1024; i++)
 			if (buf[i] != PATTERN(i) && bad_at == LEN)
 				bad_at = i;
@@ -162,12 +137,12 @@ int main(int argc, char **argv)
 	      "all of it from 4 MiB on is unmapped mid-message: %lld of its 32768 packets had gone",
 	      c - c0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	wc = wait_wc(cq, 60000);
+	wc = next_wc_within(cq, 60000);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	check(wc.status == IBV_WC_LOC_PROT_ERR,
 	      "the WRITE completes with a local protection error: %s (%d)",
-	      (int)wc.status < 0 ? "no completion" :
+	      wc.status == NO_WC ? "no completion" :
 	      ibv_wc_status_str(wc.status), (int)wc.status);
 	/* half the timer: a debug kernel's guests take a few seconds */
 	check(ms < 8500,
@@ -179,12 +154,12 @@ int main(int argc, char **argv)
 	sge.length = 4096;
 	wr.wr_id = 2;
 	t = ibv_post_send(qp, &wr, &bad);
-	wc = wait_wc(cq, 10000);
+	wc = next_wc_within(cq, 10000);
 	check(!t && wc.wr_id == 2 && wc.status == IBV_WC_WR_FLUSH_ERR,
 	      "a WRITE posted after it is flushed: %s",
-	      (int)wc.status < 0 ? "no completion" :
+	      wc.status == NO_WC ? "no completion" :
 	      ibv_wc_status_str(wc.status));
 	done = 1;
-	xfer(fd, &done, 1, true);
+	tcp_xfer(fd, &done, 1, true);
 	return tap_done();
 }

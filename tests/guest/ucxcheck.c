@@ -69,18 +69,7 @@ static size_t first_bad(const uint8_t *b, size_t n, unsigned int seed)
 
 static int xfer(void *buf, size_t n, bool out)
 {
-	uint8_t *p = buf;
-
-	while (n) {
-		ssize_t r = out ? send(sock, p, n, MSG_NOSIGNAL) :
-				  recv(sock, p, n, 0);
-
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	return tcp_xfer(sock, buf, n, out);
 }
 
 /*

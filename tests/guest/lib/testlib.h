@@ -105,19 +105,25 @@ static inline int seccomp_only_write_to(int fd)
 /* next_wc()'s status when no completion came */
 #define NO_WC 255
 
-/* The next completion on @cq within 3 s; status NO_WC if none came. */
-static inline struct ibv_wc next_wc(struct ibv_cq *cq)
+/* The next completion on @cq within @ms; status NO_WC if none came. */
+static inline struct ibv_wc next_wc_within(struct ibv_cq *cq, int ms)
 {
 	struct ibv_wc wc;
 	int i;
 
-	for (i = 0; i < 30000; i++) {
+	for (i = 0; i < ms * 10; i++) {
 		if (ibv_poll_cq(cq, 1, &wc) == 1)
 			return wc;
 		usleep(100);
 	}
 	wc.status = NO_WC;
 	return wc;
+}
+
+/* The next completion on @cq within 3 s; status NO_WC if none came. */
+static inline struct ibv_wc next_wc(struct ibv_cq *cq)
+{
+	return next_wc_within(cq, 3000);
 }
 
 /* Open the device called @name, or return NULL. */
@@ -344,6 +350,24 @@ tcp_connect(const char *host, const char *port, long long wait_ms)
 	if (fd >= 0)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
+}
+
+/*
+ * All @n bytes at @p to (@out) or from socket @fd.  Returns 0, or -1 if
+ * the socket failed or the peer closed it (errno 0).
+ */
+static inline int __attribute__((unused))
+tcp_xfer(int fd, void *p, size_t n, bool out)
+{
+	ssize_t r;
+
+	for (; n; n -= (size_t)r, p = (uint8_t *)p + r) {
+		errno = 0;
+		r = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+		if (r <= 0)
+			return -1;
+	}
+	return 0;
 }
 
 #endif /* VHCA_TESTLIB_H */
