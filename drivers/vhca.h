@@ -77,6 +77,7 @@ enum vhca_counter {
 	VHCA_CNT_SENT_SEQ_NAKS,
 	VHCA_CNT_RCVD_DUPLICATES,
 	VHCA_CNT_ODP_RNR,	/* RNR NAKs for ODP pages to fault in */
+	VHCA_CNT_ODP_HELD,	/* UC/UD packets held for ODP pages */
 	/* congestion: CNPs for CE-marked packets, and what they cut */
 	VHCA_CNT_SENT_CNPS,
 	VHCA_CNT_RCVD_CNPS,
@@ -128,6 +129,7 @@ struct vhca_dev {
 	u32 qp_next;		/* and in qp_xa */
 	atomic_t nr_user_keys;	/* keys of user MRs and windows */
 	atomic_t nr_user_qps;	/* QPs of user processes */
+	atomic_t nr_held;	/* packets its QPs hold (vhca_held.c) */
 	atomic64_t qp_uid;	/* the last vhca_qp.uid handed out */
 	atomic_t nr_ah;		/* kernel AHs, at most VHCA_MAX_AH */
 	struct xarray counter_xa;	/* rdma_counter id -> vhca_qp_counter */
@@ -550,6 +552,12 @@ struct vhca_req {
  * @fault_busy: @fault_work has @fault to fault in
  * @fault_failed: it failed: the packet's next miss fails it
  * @faults: faults in a row of the packet expected next
+ * @held: UC and UD: packets from the wire held for an ODP fault, oldest
+ *	first (struct vhca_held, vhca_held.c)
+ * @nr_held: how many
+ * @held_run: @held_work delivers them: later packets queue behind
+ * @hodp: the faults of the first held packet
+ * @held_work: faults its pages in and delivers what is held
  */
 struct vhca_resp {
 	spinlock_t lock;	/* all of it */
@@ -581,6 +589,11 @@ struct vhca_resp {
 	bool fault_busy;
 	bool fault_failed;
 	u8 faults;
+	struct list_head held;
+	unsigned int nr_held;
+	bool held_run;
+	struct vhca_odp_retry hodp;
+	struct work_struct held_work;
 };
 
 /* Answer no READ queued, and forget them all.  Caller holds @r->lock. */

@@ -34,6 +34,7 @@ static const struct rdma_stat_desc vhca_counter_descs[] = {
 	[VHCA_CNT_SENT_SEQ_NAKS].name = "sent_seq_naks",
 	[VHCA_CNT_RCVD_DUPLICATES].name = "rcvd_duplicate_requests",
 	[VHCA_CNT_ODP_RNR].name = "sent_odp_rnr_naks",
+	[VHCA_CNT_ODP_HELD].name = "rcvd_odp_held",
 	[VHCA_CNT_SENT_CNPS].name = "sent_cnps",
 	[VHCA_CNT_RCVD_CNPS].name = "rcvd_cnps",
 	[VHCA_CNT_WINDOW_CUTS].name = "window_cuts",

@@ -290,11 +290,12 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	 * ODP: what works on the wire as on this host.  The engine faults in
 	 * what a WQE sends and what a READ or atomic response lands in;
 	 * RC's responder answers a missing page with an RNR NAK and faults
-	 * it in, so every RC operation and SRQ may use ODP MRs.  UC's and
-	 * UD's receivers drop a message that finds a page missing (as they
-	 * drop any they cannot place; UD's receive no ODP MR at all): only
-	 * their sends are advertised.  Implicit ODP (the whole address
-	 * space, vhca_odp.c) works wherever ODP does.
+	 * it in, so every RC operation and SRQ may use ODP MRs.  UC and UD
+	 * have no retry: their receivers hold a packet that finds a page
+	 * missing, and those behind it, until it is faulted in
+	 * (vhca_held.c), so their receives (RQ or SRQ) and UC's WRITEs may
+	 * too.  Implicit ODP (the whole address space, vhca_odp.c) works
+	 * wherever ODP does.
 	 */
 	if (IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)) {
 		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
@@ -306,9 +307,11 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV |
 			VHCA_ODP_SUPPORT_ATOMIC_WRITE | VHCA_ODP_SUPPORT_FLUSH;
 		a->odp_caps.per_transport_caps.uc_odp_caps =
-			IB_ODP_SUPPORT_SEND;
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_SRQ_RECV;
 		a->odp_caps.per_transport_caps.ud_odp_caps =
-			IB_ODP_SUPPORT_SEND;
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_SRQ_RECV;
 	}
 	a->max_pd = VHCA_MAX_PD;
 	a->max_cq = VHCA_MAX_CQ;

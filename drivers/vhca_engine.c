@@ -52,7 +52,7 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 	for (;;) {
 		rcu_read_lock();
 		if (vhca_qpt_ud(qp->ibqp.qp_type))
-			status = vhca_ud_exec(vdev, qp, w, sseg, dseg);
+			status = vhca_ud_exec(vdev, qp, w, sseg);
 		else if (vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE))
 			status = vhca_exec_atomic_write(vdev, qp, w);
 		else if (vhca_wr_is(w->opcode, VHCA_OPF_FLUSH))

@@ -49,7 +49,6 @@ int vhca_exec_flush(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 /* vhca_ud.c: UD and GSI datagrams, here and on the wire */
 int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
-		 const struct vhca_swqe *w, struct vhca_seg *sseg,
-		 struct vhca_seg *dseg);
+		 const struct vhca_swqe *w, struct vhca_seg *sseg);
 
 #endif /* VHCA_ENGINE_H */

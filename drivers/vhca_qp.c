@@ -97,16 +97,16 @@ static int vhca_qp_alloc_bufs(struct vhca_qp *qp, enum ib_qp_type type,
 	qp->rwqe = qp->wqe + (1U << sg->log2_stride);
 	spin_lock_init(&qp->resp.lock);
 	qp->resp.cnp_next = jiffies;
-	if (type == IB_QPT_UC || type == IB_QPT_RC) {
-		/* the responder of messages from the wire */
-		qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL_ACCOUNT);
-		qp->resp.seg = kmalloc_array(VHCA_MAX_SGE,
-					     sizeof(*qp->resp.seg),
-					     GFP_KERNEL_ACCOUNT);
-		if (!qp->resp.wqe || !qp->resp.seg ||
-		    dst_cache_init(&qp->dst_cache, GFP_KERNEL_ACCOUNT))
-			return -ENOMEM;
-	}
+	INIT_LIST_HEAD(&qp->resp.held);
+	/* the receiver of messages from the wire, and of UD's from here */
+	qp->resp.wqe = kmalloc(VHCA_MAX_RWQE_STRIDE, GFP_KERNEL_ACCOUNT);
+	qp->resp.seg = kmalloc_array(VHCA_MAX_SGE, sizeof(*qp->resp.seg),
+				     GFP_KERNEL_ACCOUNT);
+	if (!qp->resp.wqe || !qp->resp.seg)
+		return -ENOMEM;
+	if ((type == IB_QPT_UC || type == IB_QPT_RC) &&
+	    dst_cache_init(&qp->dst_cache, GFP_KERNEL_ACCOUNT))
+		return -ENOMEM;
 	if (type != IB_QPT_RC)
 		return 0;
 	qp->resp.atomic = kcalloc(VHCA_RESP_ATOMIC_RES, sizeof(*qp->resp.atomic),
@@ -216,6 +216,7 @@ static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_DELAYED_WORK(&qp->sq_work, vhca_sq_work);
 	INIT_WORK(&qp->rd_work, vhca_resp_rd_work);
 	INIT_WORK(&qp->resp.fault_work, vhca_resp_fault_work);
+	INIT_WORK(&qp->resp.held_work, vhca_held_work);
 	qp->rd_cpu = -1;
 	qp->state = IB_QPS_RESET;
 	qp->dst_dev = U32_MAX;
@@ -265,6 +266,7 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 		vhca_qp_kick_now(qp);	/* its work finds RESET and lets go */
 	spin_lock_bh(&qp->resp.lock);
 	qp->resp.have_wqe = false;	/* its ring is reset below */
+	vhca_held_purge(qp);
 	qp->resp.active = false;
 	qp->resp.closed = false;
 	qp->resp.fault_failed = false;
@@ -527,6 +529,7 @@ static int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vhca_qpn_free(to_vdev(ibqp->device), qp);
 	synchronize_rcu();
 	vhca_resp_fault_drain(qp);
+	vhca_held_drain(qp);
 	if (qp->resp.rd)
 		vhca_resp_rd_drain(qp);
 	if (qp->ibqp.qp_type == IB_QPT_UC)

@@ -10,7 +10,7 @@
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
-#include "vhca_engine.h"
+#include "vhca_wire.h"
 #include "vhca_req.h"
 
 static void vhca_qp_event(struct vhca_qp *qp, enum ib_event_type type)
@@ -86,6 +86,7 @@ static void vhca_qp_resp_flush(struct vhca_qp *qp)
 	}
 	qp->resp.active = false;
 	qp->resp.closed = true;
+	vhca_held_purge(qp);	/* what they hold is not delivered */
 	vhca_resp_rd_forget(&qp->resp);	/* READs are not answered */
 	spin_unlock_bh(&qp->resp.lock);
 }

@@ -11,9 +11,10 @@
  * ODP: a packet that finds a page of an ODP MR missing cannot wait for it
  * here, in softirq.  RC answers it with an RNR NAK, as an ODP HCA does,
  * and leaves the PSN where it was; fault_work faults the pages in, and
- * the requester's retry after the RNR timer finds them.  UC drops the
- * message, as it drops any it cannot place.  rd_work faults in what a
- * READ's responses need itself.
+ * the requester's retry after the RNR timer finds them.  UC has no retry:
+ * its packet is held, with those behind it, until held_work has faulted
+ * the pages in (vhca_held.c).  rd_work faults in what a READ's responses
+ * need itself.
  */
 #include "vhca_roce.h"
 #include "vhca_wire.h"
@@ -998,38 +999,137 @@ static void vhca_resp_rc(struct vhca_dev *vdev, struct vhca_qp *qp,
 	vhca_resp_execute(vdev, qp, m, first, last, imm);
 }
 
+/*
+ * A UC packet's place in its message, as the IBA has it: packets in PSN
+ * order make a message; a packet out of order drops the message under
+ * way, and only a FIRST or ONLY starts the next.  Returns false to drop
+ * the packet.
+ */
+static bool vhca_resp_uc_begin(struct vhca_qp *qp,
+			       const struct vhca_resp_msg *m)
+{
+	struct vhca_resp *r = &qp->resp;
+	bool write = m->flags & VHCA_PKT_WRITE;
+
+	if (m->psn != r->epsn)
+		r->dropping = true;	/* a packet was lost: so is the message */
+	r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;
+	if (m->flags & VHCA_PKT_FIRST) {
+		if (vhca_resp_start(qp, m, write))
+			return true;
+	} else if (r->active && !r->dropping && r->write == write) {
+		return true;
+	}
+	r->dropping = true;
+	return false;
+}
+
+/*
+ * Place a UC packet vhca_resp_uc_begin() let in, and complete its message
+ * if it is the last.  A message with a bad key or that does not fit is
+ * dropped (a SEND's receive WQE then completes in error).  Returns
+ * VHCA_FAULT if the packet found an ODP page missing that @odp is to
+ * fault in: the packet changed nothing and is to be placed again.
+ */
+static int vhca_resp_uc_place(struct vhca_dev *vdev, struct vhca_qp *qp,
+			      const struct vhca_resp_msg *m,
+			      struct vhca_odp_retry *odp)
+{
+	bool write = m->flags & VHCA_PKT_WRITE;
+	struct vhca_resp *r = &qp->resp;
+	struct vhca_fault f;
+	int status;
+
+	status = vhca_resp_place(vdev, qp, m, &f);
+	if (status == VHCA_FAULT) {
+		if (vhca_odp_miss(odp, &f))
+			return VHCA_FAULT;
+		/* its fault failed: as if the key had gone */
+		status = write ? IB_WC_REM_ACCESS_ERR : IB_WC_LOC_PROT_ERR;
+	}
+	if (status != IB_WC_SUCCESS) {
+		if (!write)
+			vhca_resp_done(qp, status, 0, NULL);
+		r->active = false;
+		return 0;
+	}
+	if (!(m->flags & VHCA_PKT_LAST))
+		return 0;
+	r->active = false;
+	if (!write) {
+		vhca_resp_done(qp, IB_WC_SUCCESS, r->off, m);
+	} else if (m->flags & VHCA_PKT_IMM) {
+		/* a WRITE with immediate data consumes a receive WQE */
+		if (vhca_resp_start(qp, m, false))
+			vhca_resp_done(qp, IB_WC_SUCCESS, r->dmalen, m);
+		r->active = false;
+	}
+	return 0;
+}
+
+/* A held UC packet (struct vhca_held), delivered by held_work. */
+static int vhca_resp_uc_held(struct vhca_qp *qp, struct vhca_held *h)
+{
+	if (!h->begun) {
+		if (!vhca_resp_uc_begin(qp, &h->uc))
+			return 0;
+		h->begun = true;
+	}
+	return vhca_resp_uc_place(to_vdev(qp->ibqp.device), qp, &h->uc,
+				  &qp->resp.hodp);
+}
+
+/*
+ * Hold UC packet @m for held_work: @begun, one that found an ODP page
+ * missing (resp.hodp has it), else one that came behind such a one.  One
+ * that cannot be held is lost, and with it its message; the receive WQE
+ * it took stays for the next, and the fault is made for it.
+ */
+static void vhca_resp_uc_hold(struct vhca_qp *qp,
+			      const struct vhca_resp_msg *m, bool begun)
+{
+	struct vhca_held *h = vhca_held_new(qp, m->data, m->len);
+
+	if (begun)
+		vhca_count_qp(qp, VHCA_CNT_ODP_HELD);
+	if (!h) {
+		if (begun) {
+			qp->resp.dropping = true;
+			vhca_held_start(qp);
+		}
+		return;
+	}
+	h->uc = *m;
+	h->uc.data = h->data;
+	h->uc.skb = NULL;	/* its path was checked */
+	h->begun = begun;
+	h->deliver = vhca_resp_uc_held;
+	vhca_held_add(qp, h);
+}
+
 /**
  * vhca_resp_recv() - a UC or RC request packet for QP @m->dqpn
  * @vdev: the device it arrived on
  * @m: the packet
  *
- * RC goes to vhca_resp_rc().  UC as the IBA has it: packets in PSN order
- * make a message; a packet out of order drops the message under way, and
- * only a FIRST or ONLY starts the next.  A message with no receive WQE, a
- * bad key or that does not fit is dropped (a SEND's WQE then completes in
- * error), and so is one that finds an ODP page missing (its receive WQE
- * is kept for the next, and the page faulted in for it).  Nothing goes
- * back to the sender.  Softirq context, under rcu_read_lock().
+ * RC goes to vhca_resp_rc().  UC is placed as it comes
+ * (vhca_resp_uc_begin()); nothing goes back to the sender.  A UC packet
+ * that finds an ODP page missing is held with those behind it, in order,
+ * until the page is faulted in (vhca_held.c).  Softirq context, under
+ * rcu_read_lock().
  */
 void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_resp_msg *m)
 {
 	struct vhca_qp *qp = xa_load(&vdev->qp_xa, m->dqpn);
-	bool first, last, write, imm;
-	struct vhca_fault f;
 	struct vhca_resp *r;
-	int status;
 
 	if (!qp || qp->ibqp.qp_type != (m->rc ? IB_QPT_RC : IB_QPT_UC) ||
-	    !qp->resp.wqe || !vhca_qps_receives(READ_ONCE(qp->state))) {
+	    !vhca_qps_receives(READ_ONCE(qp->state))) {
 		vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
 		return;
 	}
 	vhca_count_qp(qp, VHCA_CNT_RCVD_PKTS);
-	write = m->flags & VHCA_PKT_WRITE;
-	first = m->flags & VHCA_PKT_FIRST;
-	last = m->flags & VHCA_PKT_LAST;
-	imm = m->flags & VHCA_PKT_IMM;
 
 	r = &qp->resp;
 	spin_lock_bh(&r->lock);
@@ -1040,48 +1140,15 @@ void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_resp_msg *m)
 		goto out;
 	}
 	if (m->rc) {
-		vhca_resp_rc(vdev, qp, m, first, last, imm);
+		vhca_resp_rc(vdev, qp, m, m->flags & VHCA_PKT_FIRST,
+			     m->flags & VHCA_PKT_LAST, m->flags & VHCA_PKT_IMM);
 		goto out;
 	}
-	if (m->psn != r->epsn)
-		r->dropping = true;	/* a packet was lost: so is the message */
-	r->epsn = (m->psn + 1) & VHCA_BTH_PSN_MASK;
-	if (first) {
-		if (!vhca_resp_start(qp, m, write)) {
-			r->dropping = true;
-			goto out;
-		}
-	} else if (!r->active || r->dropping || r->write != write) {
-		r->dropping = true;
-		goto out;
-	}
-	status = vhca_resp_place(vdev, qp, m, &f);
-	if (status == VHCA_FAULT) {
-		/* the receive stays for the next message, as for a loss */
-		if (vhca_resp_fault(qp, &f)) {
-			r->dropping = true;
-			goto out;
-		}
-		status = write ? IB_WC_REM_ACCESS_ERR : IB_WC_LOC_PROT_ERR;
-	}
-	r->faults = 0;
-	if (status != IB_WC_SUCCESS) {
-		if (!write)
-			vhca_resp_done(qp, status, 0, NULL);
-		r->active = false;
-		goto out;
-	}
-	if (!last)
-		goto out;
-	r->active = false;
-	if (!write) {
-		vhca_resp_done(qp, IB_WC_SUCCESS, r->off, m);
-	} else if (imm) {
-		/* a WRITE with immediate data consumes a receive WQE */
-		if (vhca_resp_start(qp, m, false))
-			vhca_resp_done(qp, IB_WC_SUCCESS, r->dmalen, m);
-		r->active = false;
-	}
+	if (r->held_run)
+		vhca_resp_uc_hold(qp, m, false);
+	else if (vhca_resp_uc_begin(qp, m) &&
+		 vhca_resp_uc_place(vdev, qp, m, &r->hodp) == VHCA_FAULT)
+		vhca_resp_uc_hold(qp, m, true);
 out:
 	spin_unlock_bh(&r->lock);
 }

@@ -54,55 +54,69 @@ static u8 vhca_build_grh(const struct ib_gid_attr *sgid,
 }
 
 /*
- * Deliver a UD message to @peer: its next receive WQE (copied into @rwqe)
- * takes the 40-byte GRH slot, then @len bytes from @src; the completion
- * says @net and @vlan (vhca_recv_done_grh()).  A missing
- * receive drops the message, counted in the receiver's rcvd_no_recv_wqe;
- * a receive that cannot hold it fails.  @msg says whether it carries
- * immediate data and the solicited flag.
+ * Deliver a UD message to @peer: its next receive WQE takes the 40-byte
+ * GRH slot, then @len bytes from @src; the completion says @net and @vlan
+ * (vhca_recv_done_grh()).  A missing receive drops the message, counted
+ * in the receiver's rcvd_no_recv_wqe; a receive that cannot hold it
+ * fails.  @msg says whether it carries immediate data and the solicited
+ * flag.  Returns VHCA_FAULT if a page of an ODP MR of the receive is
+ * missing, for @odp to fault in: the receive WQE stays taken
+ * (resp.have_wqe) for the next try, or the next datagram.  Caller holds
+ * peer->resp.lock and rcu_read_lock().
  */
-static void vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
-			    struct vhca_rwqe *rwqe, struct vhca_seg *dseg,
-			    const u8 *grh, u8 net, u16 vlan,
-			    struct vhca_cursor *src,
-			    u32 len, const struct vhca_rmsg *msg, u32 src_qpn)
+static int vhca_ud_deliver(struct vhca_dev *pdev, struct vhca_qp *peer,
+			   const u8 *grh, u8 net, u16 vlan,
+			   struct vhca_cursor *src, u32 len,
+			   const struct vhca_rmsg *msg, u32 src_qpn,
+			   struct vhca_odp_retry *odp)
 {
-	struct vhca_cursor dst, gsrc;
-	struct vhca_seg grh_seg;
+	struct vhca_seg grh_seg = { .kbuf = grh, .len = 40 };
+	struct vhca_cursor gsrc = { .seg = &grh_seg, .nseg = 1 };
+	struct vhca_resp *r = &peer->resp;
+	struct vhca_cursor dst, all;
+	struct vhca_fault f;
 	unsigned int nd;
 	s64 room;
+	int err;
 
-	switch (vhca_recv_take(peer, rwqe, src_qpn)) {
-	case -EAGAIN:
-		vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
-		return;		/* no receive: dropped */
-	case -EINVAL:
-		return;		/* completed in error */
+	if (!r->have_wqe) {
+		switch (vhca_recv_take(peer, r->wqe, src_qpn)) {
+		case -EAGAIN:
+			vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
+			return 0;	/* no receive: dropped */
+		case -EINVAL:
+			return 0;	/* completed in error */
+		}
+		r->have_wqe = true;
 	}
-	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
-			 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
+	room = vhca_sges(pdev, r->wqe->sge, r->wqe->num_sge, peer->ibqp.pd,
+			 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, r->seg, &nd);
 	if (room < 0 || room < len + 40) {
-		vhca_recv_done(peer, rwqe->wr_id,
+		r->have_wqe = false;
+		vhca_recv_done(peer, r->wqe->wr_id,
 			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
 			       0, NULL, src_qpn);
-		return;
+		return 0;
 	}
-	grh_seg = (struct vhca_seg){ .kbuf = grh, .len = 40 };
-	dst = (struct vhca_cursor){ .seg = dseg, .nseg = nd };
-	gsrc = (struct vhca_cursor){ .seg = &grh_seg, .nseg = 1 };
+	dst = (struct vhca_cursor){ .seg = r->seg, .nseg = nd };
+	all = dst;
+	/* a LOCAL_INV that completed keeps the datagram out, as an unmap */
+	err = vhca_cursor_hold(all, len + 40, true, &f);
+	if (err == -EFAULT && vhca_odp_miss(odp, &f))
+		return VHCA_FAULT;
+	r->have_wqe = false;
+	if (err) {
+		vhca_recv_done(peer, r->wqe->wr_id, IB_WC_LOC_PROT_ERR, 0,
+			       NULL, src_qpn);
+		return 0;
+	}
 	vhca_copy(&dst, &gsrc, 40);
 	vhca_copy(&dst, src, len);
-	vhca_recv_done_grh(peer, rwqe->wr_id, IB_WC_SUCCESS, len + 40, msg,
+	vhca_cursor_release(all, len + 40);
+	vhca_recv_done_grh(peer, r->wqe->wr_id, IB_WC_SUCCESS, len + 40, msg,
 			   src_qpn, net, vlan);
+	return 0;
 }
-
-/* Scratch for the receive path: it runs per CPU with bottom halves off. */
-struct vhca_rx_scratch {
-	u8 rwqe[VHCA_MAX_RWQE_STRIDE] __aligned(8);
-	struct vhca_seg seg[VHCA_MAX_SGE];
-};
-
-static DEFINE_PER_CPU(struct vhca_rx_scratch, vhca_rx_scratch);
 
 /* Whether @peer takes a UD message with @qkey. */
 static bool vhca_ud_accepts(struct vhca_qp *peer, u32 qkey)
@@ -112,20 +126,14 @@ static bool vhca_ud_accepts(struct vhca_qp *peer, u32 qkey)
 	       qkey == READ_ONCE(peer->attr.qkey);
 }
 
-/**
- * vhca_ud_take() - a UD datagram from the wire to @peer, if it takes it
- * @vdev: the device it arrived on
- * @peer: the QP it is for, or NULL
- * @m: the datagram
- *
- * Softirq context (bottom halves off), under rcu_read_lock().
- *
- * Return: false if @peer is no UD QP that receives with @m's Q_Key.
+/*
+ * Deliver datagram @m from the wire to @qp (vhca_ud_deliver()).  Caller
+ * holds qp->resp.lock and rcu_read_lock().
  */
-static bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
-			 const struct vhca_ud_msg *m)
+static int vhca_ud_wire_deliver(struct vhca_dev *vdev, struct vhca_qp *qp,
+				const struct vhca_ud_msg *m,
+				struct vhca_odp_retry *odp)
 {
-	struct vhca_rx_scratch *sc = this_cpu_ptr(&vhca_rx_scratch);
 	struct vhca_rmsg msg = {
 		.flags = m->h.has_imm ? VHCA_OPF_IMM : 0,
 		.se = m->h.se,
@@ -134,12 +142,69 @@ static bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
 	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
 	struct vhca_cursor src = { .seg = &data, .nseg = 1 };
 
+	return vhca_ud_deliver(vdev, qp, m->grh, m->net, m->vlan, &src,
+			       m->len, &msg, m->h.sqpn, odp);
+}
+
+/* A held datagram (struct vhca_held), delivered by held_work. */
+static int vhca_ud_held(struct vhca_qp *qp, struct vhca_held *h)
+{
+	return vhca_ud_wire_deliver(to_vdev(qp->ibqp.device), qp, &h->ud,
+				    &qp->resp.hodp);
+}
+
+/*
+ * Hold datagram @m for held_work, as vhca_resp.c holds a UC packet: one
+ * that found an ODP page missing (@fault), or one behind it.  One that
+ * cannot be held is lost; the fault is made for the next.
+ */
+static void vhca_ud_hold(struct vhca_qp *qp, const struct vhca_ud_msg *m,
+			 bool fault)
+{
+	struct vhca_held *h = vhca_held_new(qp, m->data, m->len);
+
+	if (fault)
+		vhca_count_qp(qp, VHCA_CNT_ODP_HELD);
+	if (!h) {
+		if (fault)
+			vhca_held_start(qp);
+		return;
+	}
+	h->ud = *m;
+	h->ud.data = h->data;
+	h->deliver = vhca_ud_held;
+	vhca_held_add(qp, h);
+}
+
+/**
+ * vhca_ud_take() - a UD datagram from the wire to @peer, if it takes it
+ * @vdev: the device it arrived on
+ * @peer: the QP it is for, or NULL
+ * @m: the datagram
+ *
+ * One that finds an ODP page of the receive missing is held, with those
+ * behind it, until the page is faulted in (vhca_held.c).  Softirq context
+ * (bottom halves off), under rcu_read_lock().
+ *
+ * Return: false if @peer is no UD QP that receives with @m's Q_Key.
+ */
+static bool vhca_ud_take(struct vhca_dev *vdev, struct vhca_qp *peer,
+			 const struct vhca_ud_msg *m)
+{
+	struct vhca_resp *r;
+
 	if (!vhca_ud_accepts(peer, m->h.qkey))
 		return false;
 	vhca_count_qp(peer, VHCA_CNT_RCVD_PKTS);
-	vhca_ud_deliver(vdev, peer, (struct vhca_rwqe *)sc->rwqe, sc->seg,
-			m->grh, m->net, m->vlan, &src, m->len, &msg,
-			m->h.sqpn);
+	r = &peer->resp;
+	spin_lock_bh(&r->lock);
+	/* closed: in ERR since the check above */
+	if (!r->closed && r->held_run)
+		vhca_ud_hold(peer, m, false);
+	else if (!r->closed &&
+		 vhca_ud_wire_deliver(vdev, peer, m, &r->hodp) == VHCA_FAULT)
+		vhca_ud_hold(peer, m, true);
+	spin_unlock_bh(&r->lock);
 	return true;
 }
 
@@ -235,7 +300,7 @@ static int vhca_ud_wire(struct vhca_dev *vdev, struct vhca_qp *qp,
  */
 static int vhca_ud_send(struct vhca_dev *vdev, struct vhca_qp *qp,
 			const struct vhca_swqe *w, struct vhca_cursor *src,
-			u32 len, struct vhca_seg *dseg)
+			u32 len)
 {
 	const struct vhca_av *av = &w->ud.av;
 	const struct ib_gid_attr *sgid;
@@ -244,6 +309,7 @@ static int vhca_ud_send(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_qp *peer;
 	u16 vlan = VHCA_NO_VLAN;
 	u8 grh[40], net;
+	int status = 0;
 	u32 qkey;
 
 	/* IB: a qkey with the high bit set means "use the sender's own" */
@@ -260,8 +326,7 @@ static int vhca_ud_send(struct vhca_dev *vdev, struct vhca_qp *qp,
 	       vhca_dev_by_gid(vdev, (const union ib_gid *)av->dgid,
 			       vhca_gid_net(sgid));
 	if (!pdev) {
-		int status = vhca_ud_wire(vdev, qp, w, src, len, qkey, sgid);
-
+		status = vhca_ud_wire(vdev, qp, w, src, len, qkey, sgid);
 		if (!IS_ERR(sgid))
 			rdma_put_gid_attr(sgid);
 		return status;
@@ -274,20 +339,23 @@ static int vhca_ud_send(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (!vhca_ud_accepts(peer, qkey))
 		return IB_WC_SUCCESS;
 	msg = vhca_rmsg_of(w);
-	vhca_ud_deliver(pdev, peer, qp->rwqe, dseg, grh, net, vlan, src, len,
-			&msg, qp->ibqp.qp_num);
-	return IB_WC_SUCCESS;
+	spin_lock_bh(&peer->resp.lock);
+	if (!peer->resp.closed)
+		status = vhca_ud_deliver(pdev, peer, grh, net, vlan, src, len,
+					 &msg, qp->ibqp.qp_num, &qp->exec.odp);
+	spin_unlock_bh(&peer->resp.lock);
+	return status == VHCA_FAULT ? VHCA_FAULT : IB_WC_SUCCESS;
 }
 
 /*
  * A UD SEND WQE (vhca_ud_send()).  Its ODP pages are held while the
- * datagram is built or delivered; one missing makes it VHCA_FAULT, for
- * the engine to fault in (qp->exec.odp) and run it again.  Caller holds
+ * datagram is built or delivered; one missing, of its own or of the
+ * receive that takes it on this host, makes it VHCA_FAULT, for the engine
+ * to fault in (qp->exec.odp) and run it again.  Caller holds
  * rcu_read_lock().
  */
 int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
-		 const struct vhca_swqe *w, struct vhca_seg *sseg,
-		 struct vhca_seg *dseg)
+		 const struct vhca_swqe *w, struct vhca_seg *sseg)
 {
 	struct vhca_cursor src, all;
 	struct vhca_fault f;
@@ -311,7 +379,7 @@ int vhca_ud_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 			       VHCA_FAULT : IB_WC_LOC_PROT_ERR;
 		held = true;
 	}
-	status = vhca_ud_send(vdev, qp, w, &src, len, dseg);
+	status = vhca_ud_send(vdev, qp, w, &src, len);
 	if (held)
 		vhca_cursor_release(all, len);
 	return status;

@@ -147,6 +147,37 @@ bool vhca_comp_response(struct vhca_dev *vdev, struct sk_buff *skb,
 bool vhca_comp_cnp(struct vhca_dev *vdev, struct sk_buff *skb,
 		   const struct vhca_bth *bth);
 
+/**
+ * struct vhca_held - a UC or UD packet held for an ODP fault (vhca_held.c)
+ * @node: in its QP's resp.held
+ * @deliver: delivers it to its QP as the receive path would: returns
+ *	VHCA_FAULT if a page was missing (resp.hodp has it) and it is to be
+ *	tried again, anything else when it is done with.  Called under the
+ *	QP's resp.lock and rcu_read_lock().
+ * @begun: UC: its PSN was taken into the message, only its placement is
+ *	left to do
+ * @uc: a UC packet, its data in @data
+ * @ud: a UD datagram, its data in @data
+ * @data: a copy of the payload
+ */
+struct vhca_held {
+	struct list_head node;
+	int (*deliver)(struct vhca_qp *qp, struct vhca_held *h);
+	bool begun;
+	union {
+		struct vhca_resp_msg uc;
+		struct vhca_ud_msg ud;
+	};
+	u8 data[];
+};
+
+struct vhca_held *vhca_held_new(struct vhca_qp *qp, const u8 *data, u32 len);
+void vhca_held_add(struct vhca_qp *qp, struct vhca_held *h);
+void vhca_held_start(struct vhca_qp *qp);
+void vhca_held_purge(struct vhca_qp *qp);
+void vhca_held_work(struct work_struct *work);
+void vhca_held_drain(struct vhca_qp *qp);
+
 /* vhca_ud.c: a UD datagram from the wire */
 void vhca_ud_from_wire(struct vhca_dev *vdev, const struct vhca_ud_msg *m);
 

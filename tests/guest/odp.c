@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * On-demand paging on one host: ODP MRs (IBV_ACCESS_ON_DEMAND) on both
- * ends of RC and UC QPs of one device, and as the source of UD SENDs,
+ * ends of RC, UC and UD QPs of one device, receives from RQs and SRQs,
  * whose pages the engine faults in as it copies; atomics, ATOMIC WRITE
  * and FLUSH on ODP words.  Every transfer is data-checked; the memory under the MRs
  * is taken away in each way a process can take it (MADV_DONTNEED,
@@ -307,13 +307,17 @@ out:
 /*
  * A UD SEND out of an untouched ODP buffer, to this host's other QP: the
  * datagram carries the process's bytes (and a second one, after
- * MADV_DONTNEED, its new ones).
+ * MADV_DONTNEED, its new ones).  With @odp_recv the receive buffer is an
+ * ODP MR too, in b's RQ or SRQ (@srq), and its page is dropped before
+ * each datagram: UD has no retry, so the engine must fault it in before
+ * it delivers.
  */
-static void ud_case(void)
+static void ud_case(bool odp_recv, bool srq, const char *name)
 {
-	char *s = fresh(4096), *d = aligned_alloc(4096, 4096);
+	char *s = fresh(4096), *d = fresh(4096);
 	struct ibv_mr *smr = s ? reg(s, 4096, ODP) : NULL;
-	struct ibv_mr *dmr = d ? reg(d, 4096, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_mr *dmr = d ? reg(d, 4096, odp_recv ? ODP :
+				     IBV_ACCESS_LOCAL_WRITE) : NULL;
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
 				  .grh = { .dgid = gid, .hop_limit = 1 } };
 	struct ibv_send_wr wr = { .wr_id = 1, .num_sge = 1,
@@ -322,12 +326,12 @@ static void ud_case(void)
 	struct ibv_sge ss = { .addr = (uintptr_t)s, .length = 1000 };
 	struct ibv_ah *ah = NULL;
 	struct ibv_wc wc;
-	struct pair p;
+	struct pair p = { 0 };
 	int i, st;
 
-	if (!smr || !dmr || pair_up(&p, IBV_QPT_UD, false) ||
+	if (!smr || !dmr || pair_up(&p, IBV_QPT_UD, srq) ||
 	    !(ah = ibv_create_ah(pd, &aa))) {
-		check(0, "UD: set-up (%s)", strerror(errno));
+		check(0, "%s: set-up (%s)", name, strerror(errno));
 		goto out;
 	}
 	ss.lkey = smr->lkey;
@@ -337,18 +341,22 @@ static void ud_case(void)
 	wr.wr.ud.remote_qkey = 0x11111111;
 	for (i = 0; i < 2; i++) {
 		fill(s, 1000, 10 + i);
-		memset(d, 0, 4096);
+		if (odp_recv)
+			madvise(d, 4096, MADV_DONTNEED);
+		else
+			memset(d, 0, 4096);
 		st = post_recv(&p, dmr, d, 4096) ?:
 		     ibv_post_send(p.qp[0], &wr, &bad) ?: sent(&p);
 		wc = next_wc(p.cq[1]);
 		check(st == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS &&
 		      wc.byte_len == 1040 && filled(d + 40, 1000, 10 + i),
-		      "UD SEND %d out of %s ODP pages: data checked (%d, %d, %u)",
-		      i, i ? "new" : "untouched", st, wc.status, wc.byte_len);
+		      "%s: SEND %d out of %s ODP pages: data checked (%d, %d, %u)",
+		      name, i, i ? "new" : "untouched", st, wc.status,
+		      wc.byte_len);
 		madvise(s, 4096, MADV_DONTNEED);
 	}
-	pair_down(&p);
 out:
+	pair_down(&p);
 	if (ah)
 		ibv_destroy_ah(ah);
 	if (smr)
@@ -356,7 +364,7 @@ out:
 	if (dmr)
 		ibv_dereg_mr(dmr);
 	munmap(s, 4096);
-	free(d);
+	munmap(d, 4096);
 }
 
 /*
@@ -510,19 +518,21 @@ int main(int argc, char **argv)
 	      "ibv_query_device_ex: general_odp_caps has ODP_SUPPORT and IMPLICIT (0x%llx)",
 	      (unsigned long long)da.odp_caps.general_caps);
 	/*
-	 * RC: everything; UC and UD: sends only (their receivers drop what
-	 * finds a page missing).  Bits 6 and 7 (FLUSH, ATOMIC WRITE) are
-	 * there where the kernel has them.
+	 * RC: everything; UC: what it has (no READ nor atomics); UD: sends
+	 * and receives.  Bits 6 and 7 (FLUSH, ATOMIC WRITE) are there where
+	 * the kernel has them.
 	 */
 	check(!st && (da.odp_caps.per_transport_caps.rc_odp_caps & 0x3f) ==
 	      (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 	       IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
 	       IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV) &&
 	      da.odp_caps.per_transport_caps.uc_odp_caps ==
-	      IBV_ODP_SUPPORT_SEND &&
+	      (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+	       IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV) &&
 	      da.odp_caps.per_transport_caps.ud_odp_caps ==
-	      IBV_ODP_SUPPORT_SEND,
-	      "odp_caps: rc 0x%x (0x3f and FLUSH/ATOMIC_WRITE), uc 0x%x, ud 0x%x (SEND)",
+	      (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+	       IBV_ODP_SUPPORT_SRQ_RECV),
+	      "odp_caps: rc 0x%x (0x3f and FLUSH/ATOMIC_WRITE), uc 0x%x (0x27), ud 0x%x (0x23)",
 	      da.odp_caps.per_transport_caps.rc_odp_caps,
 	      da.odp_caps.per_transport_caps.uc_odp_caps,
 	      da.odp_caps.per_transport_caps.ud_odp_caps);
@@ -685,8 +695,11 @@ int main(int argc, char **argv)
 	send_case(IBV_QPT_RC, false, "RC");
 	send_case(IBV_QPT_RC, true, "RC into an SRQ");
 	send_case(IBV_QPT_UC, false, "UC");
+	send_case(IBV_QPT_UC, true, "UC into an SRQ");
 	atomic_case();
-	ud_case();
+	ud_case(false, false, "UD");
+	ud_case(true, false, "UD into ODP");
+	ud_case(true, true, "UD into ODP through an SRQ");
 	implicit_case();
 	implicit_reap_case(argv[1]);
 	return tap_done();

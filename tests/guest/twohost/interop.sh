@@ -334,7 +334,7 @@ interop_rxe_a() {
 	check_eq "guest a: rdma statistic shows every wire counter, by name" \
 		"$(rdma statistic show link vhca0/1 | tr -s ' ' '\n' |
 			grep -x '[a-z_]*' | grep -vx link | tr '\n' ' ')" \
-		"sent_pkts rcvd_pkts send_no_route send_dropped rcvd_bad_icrc rcvd_bad_header rcvd_unsupported_opcode rcvd_no_qp rcvd_no_recv_wqe rcvd_unexpected rcvd_queue_full rcvd_off_path rcvd_seq_naks rcvd_rnr_naks retrans_timeouts retrans_pkts read_rest_requests sent_seq_naks rcvd_duplicate_requests sent_odp_rnr_naks sent_cnps rcvd_cnps window_cuts "
+		"sent_pkts rcvd_pkts send_no_route send_dropped rcvd_bad_icrc rcvd_bad_header rcvd_unsupported_opcode rcvd_no_qp rcvd_no_recv_wqe rcvd_unexpected rcvd_queue_full rcvd_off_path rcvd_seq_naks rcvd_rnr_naks retrans_timeouts retrans_pkts read_rest_requests sent_seq_naks rcvd_duplicate_requests sent_odp_rnr_naks rcvd_odp_held sent_cnps rcvd_cnps window_cuts "
 }
 
 interop_rxe_b() {

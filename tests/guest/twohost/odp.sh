@@ -5,13 +5,14 @@
 # before it fills its buffer), on the sending end, the receiving end or
 # both.  A requester faults them in before a WQE goes; an RC responder
 # answers a packet that finds one missing with an RNR NAK and faults it
-# in (sent_odp_rnr_naks), and its READ responses fault their own.  UC's
-# and UD's receivers drop what finds a page missing: only their senders
-# use ODP here, as odp_caps says.  Then rdma-core's and perftest's ODP
+# in (sent_odp_rnr_naks), and its READ responses fault their own.  UC
+# and UD have no retry: their receivers hold such a packet, and those
+# behind it, until the pages are in (rcvd_odp_held), so not one may be
+# lost on the way, into an RQ or an SRQ.  Then rdma-core's and perftest's ODP
 # options (ibv_rc_pingpong -o, -P and -O, every buffer spot-checked;
 # ib_write_bw --odp: perftest refuses ODP atomics), a source unmapped
 # under a WRITE on the wire, and rxe on the other end (vhca's receives
-# from an SRQ there).
+# from an SRQ there, for RC and UC).
 #
 # Sourced by twohost.sh, which runs odp_PHASE_a in guest a and odp_PHASE_b
 # in guest b, in step; PHASE is vhca (b on vhca0) or rxe (b on rxe0).
@@ -39,10 +40,15 @@ odp_vhca_a() {
 		grew sent_odp_rnr_naks "$rnr0"
 	check "guest a: datacheck server on vhca0, ATOMIC WRITEs into ODP from b" \
 		dcp vhca0 -P
+	held0=$(stat rcvd_odp_held)
 	for t in uc ud; do
-		check "guest a: datacheck server on vhca0 (pinned), $t client sending from ODP in b" \
-			dcp vhca0
+		check "guest a: datacheck server on vhca0, ODP (-P), $t client sending from ODP in b" \
+			dcp vhca0 -P
 	done
+	check "guest a: UC and UD packets that met pages missing were held for them (rcvd_odp_held grew)" \
+		grew rcvd_odp_held "$held0"
+	check "guest a: datacheck server on vhca0, ODP, receives from an SRQ (-S), ud client in b" \
+		dcp vhca0 -P -S
 	check "guest a: ibv_rc_pingpong -o server on vhca0, client in b" \
 		rc vhca0 -o
 	check "guest a: ibv_rc_pingpong -o -P (prefetch) server on vhca0, client in b" \
@@ -68,6 +74,8 @@ odp_vhca_b() {
 		retry dcp vhca0 -P -t uc 10.76.1.1
 	check "guest b: datacheck ud client on vhca0 sending from ODP (-P)" \
 		retry dcp vhca0 -P -t ud -s 1024 10.76.1.1
+	check "guest b: datacheck ud client on vhca0, to a's ODP receives from an SRQ" \
+		retry dcp vhca0 -t ud -s 1024 10.76.1.1
 	check "guest b: ibv_rc_pingpong -o client on vhca0 (buffers spot-checked)" \
 		retry rc vhca0 -o 10.76.1.1
 	check "guest b: ibv_rc_pingpong -o -P client on vhca0" \
@@ -98,6 +106,8 @@ odp_rxe_a() {
 		dcp vhca0 -P
 	check "guest a: datacheck client on vhca0, ODP, server rxe0 in b: every RC op" \
 		retry dcp vhca0 -P -t rc 10.76.1.2
+	check "guest a: datacheck server on vhca0, ODP, receives from an SRQ, uc client rxe0 in b" \
+		dcp vhca0 -P -S
 }
 
 odp_rxe_b() {
@@ -107,4 +117,6 @@ odp_rxe_b() {
 		retry dcp rxe0 -t rc -o fadd 10.76.1.1
 	check "guest b: datacheck server on rxe0, client vhca0 with ODP in a" \
 		dcp rxe0
+	check "guest b: datacheck uc client on rxe0, to vhca0's ODP SRQ in a" \
+		retry dcp rxe0 -t uc 10.76.1.1
 }
