@@ -136,7 +136,21 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 				return VHCA_SQ_WAIT;
 			}
 		}
+		if (status == VHCA_NOPEER) {
+			/* timeout 0 never times out, nor spends a retry */
+			if (qp->attr.timeout && !qp->req.retry_left) {
+				status = IB_WC_RETRY_EXC_ERR;
+			} else {
+				if (qp->attr.timeout)
+					qp->req.retry_left--;
+				vhca_qp_kick_timeout(qp);
+				if (READ_ONCE(qp->err_pending))
+					vhca_qp_kick_now(qp);
+				return VHCA_SQ_WAIT;
+			}
+		}
 		qp->rnr_left = qp->attr.rnr_retry;
+		qp->req.retry_left = qp->attr.retry_cnt;
 		/* the bytes are counted for a CQE only */
 		len = vhca_send_signals(qp, w->flags, status) ?
 		      vhca_wqe_len(qp, w) : 0;

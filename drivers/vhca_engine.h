@@ -13,6 +13,12 @@
 #define VHCA_RNR	0x100	/* not a status: try the WQE again later */
 #define VHCA_PARTIAL	0x102	/* not a status: the WQE goes on next run */
 #define VHCA_FAULT	0x103	/* not a status: fault ODP pages in, again */
+/*
+ * Not a status: an RC peer on this host is not there, or not receiving
+ * yet; the WQE is tried again after the QP's timeout, retry_cnt times, as
+ * the wire's requester retransmits into silence.
+ */
+#define VHCA_NOPEER	0x104
 
 /* Where a run of the send ring stopped. */
 enum vhca_sq_stop {

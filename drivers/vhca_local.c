@@ -139,7 +139,8 @@ static int vhca_exec_copy(struct vhca_exec_state *x,
 /*
  * The next chunk of @qp's current WQE: SEND, RDMA WRITE or RDMA READ.
  * Returns the requester's completion status, VHCA_RNR when the responder
- * has no receive WQE yet, VHCA_FAULT when pages of an ODP MR must be
+ * has no receive WQE yet, VHCA_NOPEER when an RC responder is not there
+ * (yet), VHCA_FAULT when pages of an ODP MR must be
  * faulted in first (x->fault), or VHCA_MORE when bytes are left.
  * Everything is looked up anew for each chunk.  Caller holds
  * rcu_read_lock().
@@ -152,7 +153,7 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
 	bool send = vhca_wr_is(w->opcode, VHCA_OPF_SEND);
 	/* what a lost or refused message completes with: UC never knows */
-	int gone = rc ? IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
+	int gone = rc ? VHCA_NOPEER : IB_WC_SUCCESS;
 	int refused = rc ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
 	struct vhca_rwqe *rwqe = qp->rwqe;
 	bool reads = vhca_wr_is(w->opcode, VHCA_OPF_READ);
@@ -348,7 +349,7 @@ int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return IB_WC_LOC_LEN_ERR;
 	peer = vhca_peer(vdev, qp);
 	if (!peer)
-		return IB_WC_RETRY_EXC_ERR;
+		return VHCA_NOPEER;
 	if (va & 7)
 		return IB_WC_REM_INV_REQ_ERR;
 	rmr = vhca_remote(peer, w->atomic.rkey, va, sizeof(u64),
@@ -395,7 +396,7 @@ int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	peer = vhca_peer(vdev, qp);
 	if (!peer)
-		return IB_WC_RETRY_EXC_ERR;
+		return VHCA_NOPEER;
 	if (va & 7 || !READ_ONCE(peer->attr.max_dest_rd_atomic))
 		return IB_WC_REM_INV_REQ_ERR;
 	rmr = vhca_remote(peer, w->atomic.rkey, va, sizeof(u64),
@@ -418,7 +419,7 @@ int vhca_exec_flush(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_qp *peer = vhca_peer(vdev, qp);
 
 	if (!peer)
-		return IB_WC_RETRY_EXC_ERR;
+		return VHCA_NOPEER;
 	return vhca_flush(peer, w->flush.rkey, w->flush.remote_addr,
 			  w->flush.length, w->flush.type, w->flush.level);
 }

@@ -336,21 +336,6 @@ int vhca_req_uc(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return qp->exec.odp.lost ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 }
 
-/* The retransmission timeout: 4.096 us * 2^timeout, 0 meaning never. */
-static unsigned long vhca_req_timeout_jiffies(struct vhca_qp *qp)
-{
-	u8 t = qp->attr.timeout;
-
-	if (!t)
-		return 0;
-	/*
-	 * Not below 50 ms: a peer under emulation answers that slowly, and
-	 * a retransmission it did not need costs a retry.
-	 */
-	return max(nsecs_to_jiffies(4096ULL << min_t(u8, t, 31)),
-		   msecs_to_jiffies(50));
-}
-
 /*
  * @n request packets from PSN @psn have gone, and the latest of them
  * takes PSNs up to @end: those before q->psn_high went before.
@@ -841,7 +826,7 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 		stop = VHCA_SQ_MORE;
 
 	/* The timer runs while anything is on the wire, from the last progress. */
-	timeout = vhca_req_timeout_jiffies(qp);
+	timeout = vhca_qp_timeout_jiffies(qp);
 	if (qp->sq_cons == q->next)
 		timer_delete(&q->timer);
 	else if (timeout && (q->moved || !timer_pending(&q->timer)))

@@ -51,6 +51,41 @@ static unsigned long vhca_rnr_jiffies(u8 timer)
 }
 
 /**
+ * vhca_qp_timeout_jiffies() - an RC QP's retransmission timeout
+ * @qp: the QP
+ *
+ * Return: 4.096 us * 2^timeout, 0 meaning never.
+ */
+unsigned long vhca_qp_timeout_jiffies(const struct vhca_qp *qp)
+{
+	u8 t = qp->attr.timeout;
+
+	if (!t)
+		return 0;
+	/*
+	 * Not below 50 ms: a peer under emulation answers that slowly, and
+	 * a retransmission it did not need costs a retry.
+	 */
+	return max(nsecs_to_jiffies(4096ULL << min_t(u8, t, 31)),
+		   msecs_to_jiffies(50));
+}
+
+/**
+ * vhca_qp_kick_timeout() - run @qp's send ring after its timeout
+ * @qp: the QP, whose peer on this host did not answer; caller holds
+ *	qp->lock
+ *
+ * A QP that never times out (timeout 0) looks again every 50 ms, for ever.
+ */
+void vhca_qp_kick_timeout(struct vhca_qp *qp)
+{
+	unsigned long t = vhca_qp_timeout_jiffies(qp);
+
+	qp->rnr_wait = true;
+	mod_delayed_work(vhca_wq, &qp->sq_work, t ?: msecs_to_jiffies(50));
+}
+
+/**
  * vhca_qp_kick() - have the engine's work run @qp's send ring
  * @qp: the QP
  *

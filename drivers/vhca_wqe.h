@@ -177,5 +177,7 @@ void vhca_work_exit(void);
 void vhca_qp_kick(struct vhca_qp *qp);
 void vhca_qp_kick_now(struct vhca_qp *qp);
 void vhca_qp_kick_after(struct vhca_qp *qp, u8 timer);
+unsigned long vhca_qp_timeout_jiffies(const struct vhca_qp *qp);
+void vhca_qp_kick_timeout(struct vhca_qp *qp);
 
 #endif /* VHCA_WQE_H */
