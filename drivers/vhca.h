@@ -125,6 +125,7 @@ struct vhca_dev {
 	struct ida srq_ida;
 	struct xarray mr_xa;	/* key >> 8 -> struct vhca_mr */
 	struct xarray qp_xa;	/* qpn -> struct vhca_qp */
+	struct xarray xsrq_xa;	/* XRC SRQ number -> struct vhca_srq */
 	u32 mr_next;		/* xa_alloc_cyclic()'s cursor in mr_xa */
 	u32 qp_next;		/* and in qp_xa */
 	atomic_t nr_user_keys;	/* keys of user MRs and windows */
@@ -240,10 +241,20 @@ struct vhca_cq {
 	struct mutex resize_lock;	/* the ring's replacement */
 };
 
+/* An XRC domain: the core keeps its TGT QPs; an XRC SRQ names it. */
+struct vhca_xrcd {
+	struct ib_xrcd ibxrcd;
+};
+
+/*
+ * @uid: unique on the device for its lifetime: a receive taken from an
+ * XRC SRQ remembers it with the number, which a new SRQ may reuse.
+ */
 struct vhca_srq {
 	struct ib_srq ibsrq;
 	struct vhca_uring ring;
 	u32 srqn;
+	u64 uid;
 	u32 limit;	/* armed when non-zero; one-shot */
 	spinlock_t lock;	/* cons, limit */
 	u32 cons;	/* the engine's consumer index */
@@ -610,6 +621,8 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  * @off: the bytes moved
  * @opcode: its opcode, when it started
  * @took: the responder's receive WQE was taken for it (into qp->rwqe)
+ * @xsrqn: XRC: the number of the XRC SRQ it was taken from
+ * @xsrq_uid: and that SRQ's uid, which a new SRQ of that number lacks
  * @odp: the ODP faults of the step under way: a chunk here, and the
  *	WQEs of the wire's requester and completer, which fault in process
  *	context too
@@ -625,6 +638,8 @@ struct vhca_exec_state {
 	u32 off;
 	u8 opcode;
 	bool took;
+	u32 xsrqn;
+	u64 xsrq_uid;
 	struct vhca_odp_retry odp;
 };
 
@@ -680,11 +695,16 @@ struct vhca_exec_state {
  * @uid: never the same for two QPs of the device, as QPNs are once one
  *	is freed: what a type 2 window remembers of the QP it is bound to
  * @nr_mcast: multicast groups it is attached to (vdev->mcast_lock)
+ * @xsrq: XRC TGT: the XRC SRQ of the message being received, whose
+ *	receive WQEs, CQ and PD it uses; set under RCU, from the number the
+ *	message carries, by the one path its peer reaches it by (the INI's
+ *	engine, qp->lock), before each use in the same RCU section
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
 	u64 uid;
 	unsigned int nr_mcast;
+	struct vhca_srq *xsrq;
 	struct vhca_uring sq;
 	struct vhca_uring rq;
 	u32 max_inline;
@@ -788,6 +808,28 @@ static inline struct vhca_srq *to_vsrq(struct ib_srq *ibsrq)
 static inline struct vhca_ah *to_vah(struct ib_ah *ibah)
 {
 	return container_of(ibah, struct vhca_ah, ibah);
+}
+
+/*
+ * The PD @qp's memory keys must be of: an XRC TGT QP has none of its own,
+ * but that of the XRC SRQ of the message under way.
+ */
+static inline struct ib_pd *vhca_qp_pd(const struct vhca_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_TGT ? qp->xsrq->ibsrq.pd :
+						   qp->ibqp.pd;
+}
+
+/* The two halves of an XRC connection: the INI sends, the TGT receives. */
+static inline bool vhca_qpt_xrc(enum ib_qp_type type)
+{
+	return type == IB_QPT_XRC_INI || type == IB_QPT_XRC_TGT;
+}
+
+/* Reliable connected: RC, and XRC's halves, which run RC's protocol. */
+static inline bool vhca_qpt_rc(enum ib_qp_type type)
+{
+	return type == IB_QPT_RC || vhca_qpt_xrc(type);
 }
 
 /* The GSI QP has QPN 1 on RoCE; kernel and user UD QPs talk to it. */
@@ -894,7 +936,7 @@ static inline bool vhca_invalidate(struct vhca_dev *vdev,
 {
 	struct vhca_mr *mr = key ? xa_load(&vdev->mr_xa, key >> 8) : NULL;
 
-	if (!mr || READ_ONCE(mr->pd) != qp->ibqp.pd)
+	if (!mr || READ_ONCE(mr->pd) != vhca_qp_pd(qp))
 		return false;
 	if (mr->type == VHCA_MR_MW)
 		return vhca_mw_invalidate(mr, key, remote ? qp : NULL);

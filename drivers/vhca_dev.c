@@ -235,6 +235,7 @@ static void vhca_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&vdev->srq_ida);
 	xa_destroy(&vdev->mr_xa);
 	xa_destroy(&vdev->qp_xa);
+	xa_destroy(&vdev->xsrq_xa);
 	WARN_ON(!xa_empty(&vdev->counter_xa));	/* the core frees its sets first */
 	xa_destroy(&vdev->counter_xa);
 	mutex_destroy(&vdev->port_lock);
@@ -283,7 +284,8 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      VHCA_DEVICE_ATOMIC_WRITE |
 			      VHCA_DEVICE_FLUSH |
-			      IB_DEVICE_SRQ_RESIZE;
+			      IB_DEVICE_SRQ_RESIZE |
+			      IB_DEVICE_XRC;
 	a->max_fast_reg_page_list_len = VHCA_MAX_FAST_PAGES;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	/*
@@ -311,6 +313,11 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_SRQ_RECV;
 		a->odp_caps.per_transport_caps.ud_odp_caps =
 			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_SRQ_RECV;
+		/* XRC is RC's protocol, into SRQs, without the newest ops */
+		a->odp_caps.per_transport_caps.xrc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_WRITE |
+			IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC |
 			IB_ODP_SUPPORT_SRQ_RECV;
 	}
 	a->max_pd = VHCA_MAX_PD;
@@ -470,6 +477,7 @@ int vhca_dev_add(const char *name, struct net_device *ndev)
 	ida_init(&vdev->srq_ida);
 	xa_init_flags(&vdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&vdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init(&vdev->xsrq_xa);
 	xa_init_flags(&vdev->counter_xa, XA_FLAGS_ALLOC1);
 	vdev->port_state = IB_PORT_DOWN;
 	vdev->active_mtu = IB_MTU_256;

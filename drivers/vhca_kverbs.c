@@ -175,9 +175,14 @@ static int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		vhca_qp_doorbell(qp);
 		return 0;
 	}
-	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+	/*
+	 * An XRC TGT QP sends nothing (its uverbs handle ends here too),
+	 * and a kernel WR has no field for an INI's remote XRC SRQ.
+	 */
+	if (READ_ONCE(qp->state) == IB_QPS_RESET ||
+	    vhca_qpt_xrc(ibqp->qp_type)) {
 		*bad_wr = wr;
-		return -EINVAL;
+		return wr ? -EINVAL : 0;
 	}
 
 	spin_lock_irqsave(&qp->sq_post_lock, flags);
@@ -248,7 +253,7 @@ static int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err;
 
 	/* no user QP comes here (no POST_RECV in uverbs_cmd_mask) */
-	if (ibqp->uobject || ibqp->srq ||
+	if (ibqp->uobject || !qp->rq.hdr ||
 	    READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;

@@ -19,21 +19,42 @@
 #include "vhca_wire.h"
 
 /*
- * The responder: a QP of the vhca device the AV's DGID belongs to (this
- * one or another of this host), of the same type, ready to receive, and
- * connected back to @qp, RC and UC alike: as on the wire
- * (vhca_net_on_path()), a connected QP takes messages from its own
- * peer only, and anyone else's are dropped and counted off path.  NULL
- * if there is none: on a wire nobody would answer.  Caller holds
- * rcu_read_lock().
+ * The XRC SRQ of @peer's XRC domain whose number @w names, made the one
+ * @peer receives with (peer->xsrq).  False if there is none: the request
+ * is refused, as an XRC TGT QP refuses an XRCETH that names an SRQ
+ * outside its domain.  Caller holds rcu_read_lock().
  */
-static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
+static bool vhca_peer_xsrq(struct vhca_qp *peer, const struct vhca_swqe *w)
+{
+	struct vhca_dev *pdev = to_vdev(peer->ibqp.device);
+	struct vhca_srq *srq = xa_load(&pdev->xsrq_xa, w->xrc_srqn);
+
+	if (!srq || srq->ibsrq.ext.xrc.xrcd != peer->ibqp.xrcd)
+		return false;
+	peer->xsrq = srq;
+	return true;
+}
+
+/*
+ * The responder: a QP of the vhca device the AV's DGID belongs to (this
+ * one or another of this host), of the same type (an XRC INI's is an XRC
+ * TGT), ready to receive, and connected back to @qp, RC and UC alike: as
+ * on the wire (vhca_net_on_path()), a connected QP takes messages from
+ * its own peer only, and anyone else's are dropped and counted off path.
+ * NULL if there is none: on a wire nobody would answer.  For an XRC INI,
+ * ERR_PTR(-EACCES) if @w names no XRC SRQ of the peer's domain
+ * (vhca_peer_xsrq()).  Caller holds rcu_read_lock().
+ */
+static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp,
+				 const struct vhca_swqe *w)
 {
 	struct vhca_qp *peer = vhca_qp_find(vdev, READ_ONCE(qp->dst_dev),
 					    qp->attr.dest_qp_num);
+	bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_INI;
 	enum ib_qp_state state;
 
-	if (!peer || peer->ibqp.qp_type != qp->ibqp.qp_type)
+	if (!peer || peer->ibqp.qp_type != (xrc ? IB_QPT_XRC_TGT :
+					    qp->ibqp.qp_type))
 		return NULL;
 	state = READ_ONCE(peer->state);
 	if (!vhca_qps_receives(state))
@@ -43,6 +64,8 @@ static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp)
 		vhca_count_qp(peer, VHCA_CNT_RCVD_OFF_PATH);
 		return NULL;
 	}
+	if (xrc && !vhca_peer_xsrq(peer, w))
+		return ERR_PTR(-EACCES);
 	return peer;
 }
 
@@ -89,12 +112,12 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 				s64 len, int *status)
 {
 	struct vhca_dev *pdev = to_vdev(peer->ibqp.device);
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = vhca_qpt_rc(qp->ibqp.qp_type);
 	struct vhca_rwqe *rwqe = qp->rwqe;
 	struct vhca_exec_state *x = &qp->exec;
 	s64 room;
 
-	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, peer->ibqp.pd,
+	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, vhca_qp_pd(peer),
 			 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, dseg, nd);
 	if (room < 0 || room < len) {
 		x->took = false;	/* completed here */
@@ -149,7 +172,7 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 			   const struct vhca_swqe *w, struct vhca_seg *sseg,
 			   struct vhca_seg *dseg, struct vhca_exec_state *x)
 {
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = vhca_qpt_rc(qp->ibqp.qp_type);
 	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
 	bool send = vhca_wr_is(w->opcode, VHCA_OPF_SEND);
 	/* what a lost or refused message completes with: UC never knows */
@@ -182,9 +205,12 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return IB_WC_LOC_QP_OP_ERR;
 	}
 
-	peer = vhca_peer(vdev, qp);
-	if (!peer)
-		return gone;
+	peer = vhca_peer(vdev, qp, w);
+	if (IS_ERR_OR_NULL(peer))
+		return peer ? refused : gone;
+	/* its receive came from an XRC SRQ that went, or it names another */
+	if (x->took && peer->xsrq && peer->xsrq->uid != x->xsrq_uid)
+		return IB_WC_LOC_QP_OP_ERR;
 
 	/* A zero-length RDMA operation names no memory: no key to check. */
 	if (!send && len) {
@@ -224,6 +250,10 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS;
 		}
 		x->took = true;
+		if (peer->xsrq) {
+			x->xsrqn = peer->xsrq->srqn;
+			x->xsrq_uid = peer->xsrq->uid;
+		}
 	}
 	if (send && !vhca_exec_recv_sges(qp, peer, w, dseg, &nd, len, &status))
 		return status;
@@ -347,9 +377,9 @@ int vhca_exec_atomic(struct vhca_dev *vdev, struct vhca_qp *qp,
 		      IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, seg, &ns) !=
 	    sizeof(u64))
 		return IB_WC_LOC_LEN_ERR;
-	peer = vhca_peer(vdev, qp);
-	if (!peer)
-		return VHCA_NOPEER;
+	peer = vhca_peer(vdev, qp, w);
+	if (IS_ERR_OR_NULL(peer))
+		return peer ? IB_WC_REM_ACCESS_ERR : VHCA_NOPEER;
 	if (va & 7)
 		return IB_WC_REM_INV_REQ_ERR;
 	rmr = vhca_remote(peer, w->atomic.rkey, va, sizeof(u64),
@@ -394,9 +424,9 @@ int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct vhca_mr *rmr;
 	int err;
 
-	peer = vhca_peer(vdev, qp);
-	if (!peer)
-		return VHCA_NOPEER;
+	peer = vhca_peer(vdev, qp, w);
+	if (IS_ERR_OR_NULL(peer))
+		return peer ? IB_WC_REM_ACCESS_ERR : VHCA_NOPEER;
 	if (va & 7 || !READ_ONCE(peer->attr.max_dest_rd_atomic))
 		return IB_WC_REM_INV_REQ_ERR;
 	rmr = vhca_remote(peer, w->atomic.rkey, va, sizeof(u64),
@@ -416,10 +446,10 @@ int vhca_exec_atomic_write(struct vhca_dev *vdev, struct vhca_qp *qp,
 int vhca_exec_flush(struct vhca_dev *vdev, struct vhca_qp *qp,
 		    const struct vhca_swqe *w)
 {
-	struct vhca_qp *peer = vhca_peer(vdev, qp);
+	struct vhca_qp *peer = vhca_peer(vdev, qp, w);
 
-	if (!peer)
-		return VHCA_NOPEER;
+	if (IS_ERR_OR_NULL(peer))
+		return peer ? IB_WC_REM_ACCESS_ERR : VHCA_NOPEER;
 	return vhca_flush(peer, w->flush.rkey, w->flush.remote_addr,
 			  w->flush.length, w->flush.type, w->flush.level);
 }

@@ -129,7 +129,8 @@ struct vhca_mr *vhca_mr_find_remote(struct vhca_dev *vdev, u32 key,
 struct vhca_mr *vhca_mr_find_remote_whole(struct vhca_dev *vdev, u32 key,
 					  const struct vhca_qp *qp, int access)
 {
-	struct vhca_mr *mr = vhca_key_get(vdev, key, qp->ibqp.pd, access, 0, 0);
+	struct vhca_mr *mr = vhca_key_get(vdev, key, vhca_qp_pd(qp), access,
+					  0, 0);
 
 	if (!mr)
 		return NULL;

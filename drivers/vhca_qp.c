@@ -104,10 +104,10 @@ static int vhca_qp_alloc_bufs(struct vhca_qp *qp, enum ib_qp_type type,
 				     GFP_KERNEL_ACCOUNT);
 	if (!qp->resp.wqe || !qp->resp.seg)
 		return -ENOMEM;
-	if ((type == IB_QPT_UC || type == IB_QPT_RC) &&
+	if (type != IB_QPT_UD && type != IB_QPT_GSI &&
 	    dst_cache_init(&qp->dst_cache, GFP_KERNEL_ACCOUNT))
 		return -ENOMEM;
-	if (type != IB_QPT_RC)
+	if (!vhca_qpt_rc(type))
 		return 0;
 	qp->resp.atomic = kcalloc(VHCA_RESP_ATOMIC_RES, sizeof(*qp->resp.atomic),
 				  GFP_KERNEL_ACCOUNT);
@@ -163,6 +163,18 @@ static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
+	case IB_QPT_XRC_INI:
+		break;
+	case IB_QPT_XRC_TGT:
+		/*
+		 * The core makes it for a user with no udata: a kernel QP
+		 * of the XRC domain, whose receives come from the XRC SRQ
+		 * each message names.  It posts nothing: its rings are the
+		 * smallest there are, and empty.
+		 */
+		init->cap = (struct ib_qp_cap){ .max_send_wr = 1,
+						.max_send_sge = 1 };
+		init->srq = NULL;
 		break;
 	case IB_QPT_GSI:
 		if (!udata)
@@ -182,7 +194,8 @@ static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			       &inline_cap);
 	if (err)
 		return err;
-	if (!init->srq) {
+	/* XRC QPs receive into the XRC SRQ a message names, never an RQ */
+	if (!init->srq && !vhca_qpt_xrc(init->qp_type)) {
 		/* a send-only QP still gets one receive slot */
 		err = vhca_rq_geometry(max(init->cap.max_recv_wr, 1U),
 				       init->cap.max_recv_sge, VHCA_MAX_QP_WR,
@@ -201,7 +214,7 @@ static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = vhca_uring_create(&qp->sq, uctx, &sg);
 	if (err)
 		goto err_qpn;
-	if (!init->srq) {
+	if (rg.log2_stride) {
 		err = vhca_uring_create(&qp->rq, uctx, &rg);
 		if (err)
 			goto err_sq;
@@ -474,6 +487,12 @@ static int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = vhca_qp_check_attr(qp, attr, mask, cur);
 	if (err)
 		goto out;
+	/* XRC's packets (the XRCETH) are not on vhca's wire yet */
+	if (vhca_qpt_xrc(ibqp->qp_type) && (mask & IB_QP_AV) &&
+	    vhca_av_dst_dev(qp, &attr->ah_attr) == U32_MAX) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
 
 	vhca_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET)

@@ -91,6 +91,27 @@ static void vhca_qp_resp_flush(struct vhca_qp *qp)
 	spin_unlock_bh(&qp->resp.lock);
 }
 
+/*
+ * Whether @peer is the QP the receive WQE @qp took is completed on: of
+ * its type, and for an XRC INI the TGT QP, with the XRC SRQ the WQE came
+ * from made its peer->xsrq again, if that SRQ is still there.  Caller
+ * holds rcu_read_lock().
+ */
+static bool vhca_exec_abort_srq(struct vhca_qp *qp, struct vhca_qp *peer)
+{
+	struct vhca_srq *srq;
+
+	if (qp->ibqp.qp_type != IB_QPT_XRC_INI)
+		return peer->ibqp.qp_type == qp->ibqp.qp_type;
+	if (peer->ibqp.qp_type != IB_QPT_XRC_TGT)
+		return false;
+	srq = xa_load(&to_vdev(peer->ibqp.device)->xsrq_xa, qp->exec.xsrqn);
+	if (!srq || srq->uid != qp->exec.xsrq_uid)
+		return false;	/* gone, and its WQEs with it */
+	peer->xsrq = srq;
+	return true;
+}
+
 /**
  * vhca_exec_abort() - forget how far the local engine got in a WQE
  * @qp: the QP; caller holds qp->lock
@@ -113,7 +134,7 @@ void vhca_exec_abort(struct vhca_qp *qp)
 		peer = vhca_qp_find(to_vdev(qp->ibqp.device),
 				    READ_ONCE(qp->dst_dev),
 				    qp->attr.dest_qp_num);
-		if (peer && peer->ibqp.qp_type == qp->ibqp.qp_type &&
+		if (peer && vhca_exec_abort_srq(qp, peer) &&
 		    READ_ONCE(peer->state) != IB_QPS_RESET)
 			vhca_recv_done(peer, qp->rwqe->wr_id,
 				       IB_WC_REM_ABORT_ERR, 0, NULL,

@@ -77,7 +77,7 @@ static int vhca_res_req(struct sk_buff *msg, struct vhca_qp *qp)
  */
 int vhca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
-	bool rc = ibqp->qp_type == IB_QPT_RC, uc = ibqp->qp_type == IB_QPT_UC;
+	bool rc = vhca_qpt_rc(ibqp->qp_type), uc = ibqp->qp_type == IB_QPT_UC;
 	struct vhca_qp *qp = to_vqp(ibqp);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	bool local = READ_ONCE(qp->dst_dev) != U32_MAX;
@@ -117,7 +117,7 @@ int vhca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	if (!err && rc && !local)
 		err = vhca_res_req(msg, qp);
 	mutex_unlock(&qp->lock);
-	if (!err && !ibqp->srq)
+	if (!err && qp->rq.hdr)	/* none with an SRQ, nor for XRC */
 		err = vhca_res_ring(msg, "rq_depth", "rq_prod", "rq_cons",
 				    &qp->rq, rq_cons);
 	if (!err && !local)

@@ -234,7 +234,7 @@ static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct vhca_qgeom g;
 	int err, id;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
 	err = vhca_rq_geometry(init->attr.max_wr, init->attr.max_sge,
 			       VHCA_MAX_QP_WR, &g);
@@ -246,7 +246,8 @@ static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		return err;
 
-	id = ida_alloc_max(&vdev->srq_ida, VHCA_MAX_SRQ - 1, GFP_KERNEL);
+	/* from 1: an XRC SRQ's number 0 reads as "none" to some users */
+	id = ida_alloc_range(&vdev->srq_ida, 1, VHCA_MAX_SRQ, GFP_KERNEL);
 	if (id < 0)
 		return id;
 	srq->srqn = id;
@@ -256,6 +257,15 @@ static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->limit = init->attr.srq_limit;
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
+	srq->uid = atomic64_inc_return(&vdev->qp_uid);
+	if (init->srq_type == IB_SRQT_XRC) {
+		/* the number XRC senders name it by (the XRCETH's 24 bits) */
+		ibsrq->ext.xrc.srq_num = srq->srqn;
+		err = xa_err(xa_store(&vdev->xsrq_xa, srq->srqn, srq,
+				      GFP_KERNEL));
+		if (err)
+			goto err_ring;
+	}
 
 	/* ibv_create_srq(3): report what was created, >= what was asked */
 	init->attr.max_wr = g.max_wr;
@@ -270,9 +280,14 @@ static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	resp.max_sge = g.max_sge;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
-		goto err_ring;
+		goto err_xa;
 	return 0;
 
+err_xa:
+	if (init->srq_type == IB_SRQT_XRC) {
+		xa_erase(&vdev->xsrq_xa, srq->srqn);
+		synchronize_rcu();
+	}
 err_ring:
 	vhca_uring_destroy(&srq->ring);
 err_ida:
@@ -363,10 +378,33 @@ static int vhca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 }
 
 /* The core refuses this with -EBUSY while a QP uses the SRQ. */
+/*
+ * XRC domains hold nothing of vhca's: the core keeps the TGT QPs (and
+ * shares the domain between processes by inode), and each XRC SRQ says
+ * its own.  A domain is not its creator's: any process may free it.
+ */
+static int vhca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int vhca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/*
+ * An XRC SRQ leaves the table first; a grace period later no engine or
+ * responder can be taking from it (they find it under RCU).
+ */
 static int vhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct vhca_srq *srq = to_vsrq(ibsrq);
 
+	if (ibsrq->srq_type == IB_SRQT_XRC) {
+		xa_erase(&to_vdev(ibsrq->device)->xsrq_xa, srq->srqn);
+		synchronize_rcu();
+	}
 	vhca_uring_destroy(&srq->ring);
 	ida_free(&to_vdev(ibsrq->device)->srq_ida, srq->srqn);
 	return 0;
@@ -479,12 +517,14 @@ const struct uapi_definition vhca_uapi_defs[] = {
 
 const struct ib_device_ops vhca_verbs_ops = {
 	.alloc_pd = vhca_alloc_pd,
+	.alloc_xrcd = vhca_alloc_xrcd,
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_srq = vhca_create_srq,
 	.dealloc_pd = vhca_dealloc_pd,
 	.destroy_ah = vhca_destroy_ah,
 	.destroy_cq = vhca_destroy_cq,
+	.dealloc_xrcd = vhca_dealloc_xrcd,
 	.destroy_srq = vhca_destroy_srq,
 	.fill_res_cq_entry = vhca_fill_res_cq_entry,
 	.fill_res_mr_entry = vhca_fill_res_mr_entry,
@@ -503,4 +543,5 @@ const struct ib_device_ops vhca_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vhca_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, vhca_xrcd, ibxrcd),
 };

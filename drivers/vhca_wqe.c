@@ -17,7 +17,9 @@ static_assert((int)VHCA_NETWORK_IPV4 == (int)RDMA_NETWORK_IPV4 &&
 	      (int)VHCA_NETWORK_IPV6 == (int)RDMA_NETWORK_IPV6);
 
 #define VHCA_QPT(t)	BIT(IB_QPT_##t)
-#define VHCA_QPT_CONN	(VHCA_QPT(RC) | VHCA_QPT(UC))
+/* XRC's sending half has what RC has, but the newest opcodes */
+#define VHCA_QPT_RC	(VHCA_QPT(RC) | VHCA_QPT(XRC_INI))
+#define VHCA_QPT_CONN	(VHCA_QPT_RC | VHCA_QPT(UC))
 #define VHCA_QPT_ALL	(VHCA_QPT_CONN | VHCA_QPT(UD) | VHCA_QPT(GSI))
 
 const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS] = {
@@ -43,23 +45,23 @@ const struct vhca_wr_op vhca_wr_ops[VHCA_WR_OPS] = {
 		.wc = IB_WC_SEND,
 	},
 	[IB_UVERBS_WR_SEND_WITH_INV] = {
-		.qpts = VHCA_QPT(RC),
+		.qpts = VHCA_QPT_RC,
 		.flags = VHCA_OPF_DATA_OUT | VHCA_OPF_SEND | VHCA_OPF_INV,
 		.wc = IB_WC_SEND,
 	},
 	/* a READ's SGEs are written: nothing to carry inline */
 	[IB_UVERBS_WR_RDMA_READ] = {
-		.qpts = VHCA_QPT(RC),
+		.qpts = VHCA_QPT_RC,
 		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_READ,
 		.wc = IB_WC_RDMA_READ,
 	},
 	[IB_UVERBS_WR_ATOMIC_CMP_AND_SWP] = {
-		.qpts = VHCA_QPT(RC),
+		.qpts = VHCA_QPT_RC,
 		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_ATOMIC,
 		.wc = IB_WC_COMP_SWAP,
 	},
 	[IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD] = {
-		.qpts = VHCA_QPT(RC),
+		.qpts = VHCA_QPT_RC,
 		.flags = VHCA_OPF_REMOTE | VHCA_OPF_RD_ATOMIC | VHCA_OPF_ATOMIC,
 		.wc = IB_WC_FETCH_ADD,
 	},
@@ -498,8 +500,9 @@ bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge)
 	u32 prod, *cons;
 	bool ok = false;
 
-	if (dst->ibqp.srq) {
-		srq = to_vsrq(dst->ibqp.srq);
+	/* an XRC TGT QP takes from the SRQ its message names */
+	if (dst->ibqp.srq || dst->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		srq = dst->ibqp.srq ? to_vsrq(dst->ibqp.srq) : dst->xsrq;
 		r = &srq->ring;
 		lock = &srq->lock;
 		cons = &srq->cons;
@@ -576,13 +579,16 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 	/* only a WRITE with immediate data completes a receive */
 	if (msg && (msg->flags & VHCA_OPF_WRITE))
 		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-	vhca_cq_post(to_vcq(dst->ibqp.recv_cq), &cqe, msg && msg->se);
+	/* an XRC SRQ has a CQ of its own; its TGT QPs have none */
+	vhca_cq_post(to_vcq(dst->ibqp.qp_type == IB_QPT_XRC_TGT ?
+			    dst->xsrq->ibsrq.ext.cq : dst->ibqp.recv_cq),
+		     &cqe, msg && msg->se);
 	/*
 	 * A connected QP whose WQE completed in error is in error too.  Its
 	 * lock is not ours to take here: its own work does it, and flushes
 	 * what else it has posted.
 	 */
-	if (status != IB_WC_SUCCESS && dst->ibqp.qp_type == IB_QPT_RC) {
+	if (status != IB_WC_SUCCESS && vhca_qpt_rc(dst->ibqp.qp_type)) {
 		WRITE_ONCE(dst->err_pending, true);
 		vhca_qp_kick_now(dst);
 	}

@@ -44,7 +44,7 @@ enum {
  * @wc: the opcode its completion reports
  */
 struct vhca_wr_op {
-	u8 qpts;
+	u16 qpts;
 	u16 flags;
 	u8 wc;
 };

@@ -169,6 +169,14 @@ struct vhca_rwqe {
  */
 
 /*
+ * An XRC_INI QP's WQE names in xrc_srqn the XRC SRQ of the responder's
+ * XRC domain that a SEND's receive comes from and whose PD a WRITE's,
+ * READ's or atomic's rkey must belong to (ibv_wr_set_xrc_srqn(),
+ * wr.qp_type.xrc.remote_srqn); every WQE of such a QP but LOCAL_INV,
+ * BIND_MW and REG_MR needs one.  Other QPs leave it 0.
+ */
+
+/*
  * Fast registration, the kernel's IB_WR_REG_MR: makes ex valid for the
  * region described by reg over the MR's page list.  Only kernel QPs have
  * MRs with page lists; on a user QP it completes with IB_WC_LOC_QP_OP_ERR.
@@ -209,7 +217,7 @@ struct vhca_swqe {
 	__u16 num_sge;
 	__u32 ex;		/* see above */
 	__u32 inline_len;
-	__u32 rsvd;
+	__u32 xrc_srqn;		/* XRC_INI: the remote XRC SRQ, 24 bits */
 	union {
 		struct {
 			__aligned_u64 remote_addr;
