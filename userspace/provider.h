@@ -90,8 +90,12 @@ struct vhca_qp {
 	struct ib_uverbs_post_send_resp db_resp;
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
+	/*
+	 * An XRC_RECV QP, created or opened, is the kernel's alone: it has
+	 * neither ring, and nothing may touch them.
+	 */
 	struct vhca_mring sq;	/* we produce */
-	struct vhca_mring rq;	/* we produce; unmapped with an SRQ */
+	struct vhca_mring rq;	/* we produce; unmapped with an SRQ, on XRC */
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
@@ -101,8 +105,25 @@ struct vhca_qp {
 	uint32_t wr_prod;		/* the next free slot */
 	uint32_t wr_cons;		/* the consumer index last read */
 	int wr_err;			/* the batch's first error */
-	bool wr_addr;			/* wr_cur has its UD address */
+	bool wr_addr;	/* wr_cur has its UD address or XRC SRQ number */
 };
+
+/* vhca_swqe.xrc_srqn: XRCETH carries 24 bits */
+#define VHCA_XRC_SRQN_MAX	0xffffffU
+
+/*
+ * Whether a WQE of @op on a @type QP must say where it goes: a UD one its
+ * address, an XRC_SEND one the remote XRC SRQ unless it stays local
+ * (LOCAL_INV, BIND_MW: vhca-abi.h).
+ */
+static inline bool vhca_wqe_needs_dest(enum ibv_qp_type type,
+				       enum ibv_wr_opcode op)
+{
+	if (type == IBV_QPT_UD)
+		return true;
+	return type == IBV_QPT_XRC_SEND && op != IBV_WR_LOCAL_INV &&
+	       op != IBV_WR_BIND_MW;
+}
 
 /* A QP's send WQEs may be posted in its current state (ibv_post_send(3)). */
 static inline bool vhca_sq_postable(struct ibv_qp *qp)
@@ -215,6 +236,9 @@ int vhca_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr);
+struct ibv_srq *vhca_create_srq_ex(struct ibv_context *context,
+				   struct ibv_srq_init_attr_ex *attr);
+int vhca_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 int vhca_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
 int vhca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int vhca_destroy_srq(struct ibv_srq *srq);
@@ -224,6 +248,8 @@ int vhca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *vhca_open_qp(struct ibv_context *context,
+			    struct ibv_qp_open_attr *attr);
 int vhca_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int vhca_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init);

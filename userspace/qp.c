@@ -3,7 +3,8 @@
  * Queue pairs: ibv_post_recv() writes receive WQEs into the QP's mapped
  * receive ring with no system call; ibv_post_send() writes send WQEs into
  * the send ring and rings the doorbell unless the engine owns the ring
- * (ctrl in struct vhca_ring_hdr).
+ * (ctrl in struct vhca_ring_hdr).  An XRC_SEND QP has a send ring only;
+ * an XRC_RECV QP has neither, its receives coming from XRC SRQs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +29,35 @@ static inline struct vhca_qp *to_vqp(struct ibv_qp *ibqp)
 	return container_of(ibqp, struct vhca_qp, vqp.qp);
 }
 
+/* The object of a QP the kernel is to create or open: locks, no ring. */
+static struct vhca_qp *vhca_qp_new(void)
+{
+	struct vhca_qp *qp = calloc(1, sizeof(*qp));
+
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	return qp;
+}
+
+static void vhca_qp_free(struct vhca_qp *qp)
+{
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
+	free(qp);
+}
+
+/* A create or open that failed with @ret: the kernel has no QP of @qp's. */
+static struct ibv_qp *vhca_qp_fail(struct vhca_qp *qp, int ret)
+{
+	vhca_qp_free(qp);
+	errno = ret;
+	return NULL;
+}
+
 struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	struct vhca_create_qp_resp_full resp = {};
@@ -36,16 +66,14 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct vhca_qp *qp;
 	int ret;
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
+	qp = vhca_qp_new();
+	if (!qp)
 		return NULL;
-	}
 	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
 				(struct ib_uverbs_create_qp_resp *)&resp,
 				sizeof(resp));
 	if (ret)
-		goto err_free;
+		return vhca_qp_fail(qp, ret);
 	ret = vhca_mring_map(&qp->sq, fd, resp.drv.sq_mmap_key,
 			     resp.drv.sq_mmap_size, resp.drv.sq_log2_slots,
 			     resp.drv.sq_log2_stride,
@@ -68,8 +96,6 @@ struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->max_recv_sge = resp.drv.max_recv_sge;
 	qp->max_inline = resp.drv.max_inline;
 	qp->ring_ctrl = to_vctx(pd->context)->ring_ctrl;
-	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 
 	qp->db.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 	qp->db.hdr.in_words = sizeof(qp->db) / 4;
@@ -83,24 +109,84 @@ err_unmap:
 	vhca_mring_unmap(&qp->sq);
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_free:
-	free(qp);
-	errno = ret;
-	return NULL;
+	return vhca_qp_fail(qp, ret);
 }
 
 /*
- * ibv_create_qp_ex() with a PD, no create flag, and the ibv_wr_* send API
- * if asked for (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) for operations the QP's
- * type can carry.  Without this entry, libibverbs fails every call whose
- * comp_mask is more than IBV_QP_INIT_ATTR_PD with EOPNOTSUPP, even
- * IBV_QP_INIT_ATTR_CREATE_FLAGS with no flag set.  The rest (XRC, TSO,
- * RSS, any create flag) vhca does not have.
+ * The kernel calls its driver with no udata for an XRC_RECV QP: there is
+ * no driver response and no ring, and the QP outlives this process while
+ * another has it open.  It needs an XRC domain and no PD; libibverbs
+ * sends neither a PD nor CQs, whatever the attributes say.
+ */
+static struct ibv_qp *vhca_create_xrc_recv(struct ibv_context *context,
+					   struct ibv_qp_init_attr_ex *attr_ex)
+{
+	struct ibv_qp_init_attr_ex attr = *attr_ex;
+	struct ib_uverbs_create_qp_resp resp;
+	struct vhca_cmd_create_qp cmd;
+	struct vhca_qp *qp;
+	int ret;
+
+	if (!(attr.comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr.xrcd ||
+	    attr.xrcd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* all ibv_cmd_create_qp_ex() takes; no create flag, no send op here */
+	attr.comp_mask &= IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD;
+	qp = vhca_qp_new();
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, &attr, &cmd, sizeof(cmd),
+				   &resp, sizeof(resp));
+	if (ret)
+		return vhca_qp_fail(qp, ret);
+	attr_ex->cap = attr.cap;
+	return &qp->vqp.qp;
+}
+
+/*
+ * ibv_open_qp(3): another handle on an XRC_RECV QP of the domain, which
+ * the kernel alone sees to (it refuses any other type).
+ */
+struct ibv_qp *vhca_open_qp(struct ibv_context *context,
+			    struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct vhca_cmd_open_qp cmd = {};
+	struct vhca_qp *qp;
+	int ret;
+
+	/* libibverbs reads the domain's handle unchecked */
+	if ((attr->comp_mask & IBV_QP_OPEN_ATTR_XRCD) &&
+	    (!attr->xrcd || attr->xrcd->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = vhca_qp_new();
+	if (!qp)
+		return NULL;
+	/* the whole verbs_qp, or libibverbs leaves out the domain */
+	ret = ibv_cmd_open_qp(context, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret)
+		return vhca_qp_fail(qp, ret);
+	return &qp->vqp.qp;
+}
+
+/*
+ * ibv_create_qp_ex() with a PD, or for XRC_RECV an XRC domain, no create
+ * flag, and the ibv_wr_* send API if asked for
+ * (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) for operations the QP's type can
+ * carry.  Without this entry, libibverbs fails every call whose comp_mask
+ * is more than IBV_QP_INIT_ATTR_PD with EOPNOTSUPP, even
+ * IBV_QP_INIT_ATTR_CREATE_FLAGS with no flag set.  The rest (TSO, RSS,
+ * any create flag) vhca does not have.
  */
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr_ex)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
 			       IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	bool wr_api = attr_ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
@@ -115,8 +201,11 @@ struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	if (attr_ex->qp_type == IBV_QPT_XRC_RECV)
+		return vhca_create_xrc_recv(context, attr_ex);
 	if (!(attr_ex->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr_ex->pd ||
-	    attr_ex->pd->context != context) {
+	    attr_ex->pd->context != context ||
+	    (attr_ex->comp_mask & IBV_QP_INIT_ATTR_XRCD)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -154,13 +243,19 @@ int vhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	 */
 	if (mask & IBV_QP_STATE)
 		__atomic_store_n(&ibqp->state, attr->qp_state, __ATOMIC_RELEASE);
-	/* The kernel has reset its side of the rings; reset ours. */
-	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+	/*
+	 * The kernel has reset its side of the rings; reset ours.  A QP
+	 * without rings completes nothing itself, whatever CQs it was
+	 * created with (an XRC_RECV QP's completions are its SRQs'), and an
+	 * XRC_SEND QP may have no receive CQ.
+	 */
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
+	    qp->sq.map) {
 		vhca_mring_reset(&qp->sq, &qp->sq_lock);
 		if (qp->rq.map)
 			vhca_mring_reset(&qp->rq, &qp->rq_lock);
 		vhca_cq_clean(ibqp->send_cq, ibqp->qp_num, !ibqp->srq);
-		if (ibqp->recv_cq != ibqp->send_cq)
+		if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 			vhca_cq_clean(ibqp->recv_cq, ibqp->qp_num, !ibqp->srq);
 	}
 	return 0;
@@ -184,16 +279,15 @@ int vhca_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 	vhca_mring_unmap(&qp->rq);
 	vhca_mring_unmap(&qp->sq);
-	pthread_spin_destroy(&qp->sq_lock);
-	pthread_spin_destroy(&qp->rq_lock);
-	free(qp);
+	vhca_qp_free(qp);
 	return 0;
 }
 
 /*
- * ibv_post_recv(3): a QP attached to an SRQ has no receive queue of its
- * own, and a QP in RESET takes no receives; both are refused at the first
- * WR.  qp->state is what vhca_modify_qp recorded.
+ * ibv_post_recv(3): a QP attached to an SRQ, and an XRC QP of either
+ * side, has no receive queue of its own, and a QP in RESET takes no
+ * receives; both are refused at the first WR.  qp->state is what
+ * vhca_modify_qp recorded.
  *
  * No system call, except on a QP the kernel has put in the error state
  * (VHCA_RQ_FLUSH): there the doorbell has the WQEs flushed, as the verbs
@@ -205,7 +299,7 @@ int vhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct vhca_qp *qp = to_vqp(ibqp);
 	int ret;
 
-	if (ibqp->srq ||
+	if (!qp->rq.map ||
 	    __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE) == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
@@ -279,6 +373,10 @@ static int vhca_check_send(const struct vhca_qp *qp,
 		return EINVAL;
 	if (wr->send_flags & ~VHCA_SEND_FLAGS)
 		return EINVAL;
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND &&
+	    vhca_wqe_needs_dest(IBV_QPT_XRC_SEND, wr->opcode) &&
+	    wr->qp_type.xrc.remote_srqn > VHCA_XRC_SRQN_MAX)
+		return EINVAL;
 	/* type 2 windows from ibv_post_send(), type 1 from ibv_bind_mw() */
 	if (wr->opcode == IBV_WR_BIND_MW)
 		return vhca_bind_postable(&qp->vqp.qp, wr->bind_mw.mw,
@@ -321,6 +419,10 @@ static void vhca_write_swqe(struct vhca_swqe *w, const struct ibv_send_wr *wr,
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;	/* IBV_WR_* == IB_UVERBS_WR_* */
 	w->flags = vhca_swqe_flags(wr->send_flags);
+	/* the slot may hold an older WQE; only XRC_SEND's name an SRQ */
+	w->xrc_srqn = type == IBV_QPT_XRC_SEND &&
+		      vhca_wqe_needs_dest(type, wr->opcode) ?
+		      wr->qp_type.xrc.remote_srqn : 0;
 	switch (wr->opcode) {
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -397,7 +499,8 @@ static int vhca_post(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	bool posted;
 	int ret = 0, db;
 
-	if (!vhca_sq_postable(ibqp)) {
+	/* an XRC_RECV QP has no send ring (and an opened one no state) */
+	if (!r->map || !vhca_sq_postable(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

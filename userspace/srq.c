@@ -22,6 +22,54 @@ struct vhca_create_srq_resp_full {
 	struct vhca_create_srq_resp drv;
 };
 
+/* The object of an SRQ the kernel is to create: its lock, no ring. */
+static struct vhca_srq *vhca_srq_new(void)
+{
+	struct vhca_srq *srq = calloc(1, sizeof(*srq));
+
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	return srq;
+}
+
+static void vhca_srq_free(struct vhca_srq *srq)
+{
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+}
+
+/*
+ * The kernel made @srq (or failed with @ret): map the ring its driver
+ * response @drv names, or undo the create.  ibv_create_srq() sets pd and
+ * srq_context after its provider returns, ibv_create_srq_ex() does not.
+ */
+static struct ibv_srq *vhca_srq_made(struct vhca_srq *srq, int ret,
+				     struct ibv_pd *pd, void *srq_context,
+				     const struct vhca_create_srq_resp *drv)
+{
+	if (ret)
+		goto err_free;
+	ret = vhca_mring_map(&srq->ring, pd->context->cmd_fd, drv->mmap_key,
+			     drv->mmap_size, drv->log2_slots, drv->log2_stride,
+			     vhca_rwqe_bytes(drv->max_sge));
+	if (ret)
+		goto err_destroy;
+	srq->max_sge = drv->max_sge;
+	srq->vsrq.srq.pd = pd;
+	srq->vsrq.srq.srq_context = srq_context;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_free:
+	vhca_srq_free(srq);
+	errno = ret;
+	return NULL;
+}
+
 struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr)
 {
@@ -30,33 +78,83 @@ struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 	struct vhca_srq *srq;
 	int ret;
 
-	srq = calloc(1, sizeof(*srq));
-	if (!srq) {
-		errno = ENOMEM;
+	srq = vhca_srq_new();
+	if (!srq)
 		return NULL;
-	}
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
 				 (struct ib_uverbs_create_srq_resp *)&resp,
 				 sizeof(resp));
-	if (ret)
-		goto err_free;
-	ret = vhca_mring_map(&srq->ring, pd->context->cmd_fd,
-			     resp.drv.mmap_key, resp.drv.mmap_size,
-			     resp.drv.log2_slots, resp.drv.log2_stride,
-			     vhca_rwqe_bytes(resp.drv.max_sge));
-	if (ret)
-		goto err_destroy;
-	srq->max_sge = resp.drv.max_sge;
 	srq->vsrq.srq_type = IBV_SRQT_BASIC;
-	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
-	return &srq->vsrq.srq;
+	return vhca_srq_made(srq, ret, pd, attr->srq_context, &resp.drv);
+}
 
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-err_free:
-	free(srq);
-	errno = ret;
-	return NULL;
+/*
+ * An XRC SRQ is a basic one that XRC_RECV QPs of its domain take their
+ * receives from, completing on its CQ: the same ring, the same driver
+ * response.  libibverbs records its type, domain, CQ and number.
+ */
+static struct ibv_srq *vhca_create_xrc_srq(struct ibv_srq_init_attr_ex *attr)
+{
+	struct vhca_create_srq_resp_full resp = {};
+	struct vhca_cmd_create_xsrq cmd = {};
+	struct vhca_srq *srq;
+	int ret;
+
+	srq = vhca_srq_new();
+	if (!srq)
+		return NULL;
+	ret = ibv_cmd_create_srq_ex(attr->pd->context, &srq->vsrq, attr, &cmd,
+				    sizeof(cmd),
+				    (struct ib_uverbs_create_srq_resp *)&resp,
+				    sizeof(resp));
+	return vhca_srq_made(srq, ret, attr->pd, attr->srq_context, &resp.drv);
+}
+
+/*
+ * ibv_create_srq_ex(3) for what ibv_create_srq() cannot say: a basic SRQ
+ * with more in comp_mask (which it does not need), or an XRC one.  No
+ * tag matching.  libibverbs dereferences the PD, domain and CQ it is
+ * given unchecked, so they are checked here.
+ */
+struct ibv_srq *vhca_create_srq_ex(struct ibv_context *context,
+				   struct ibv_srq_init_attr_ex *attr)
+{
+	const uint32_t xrc = IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	enum ibv_srq_type type = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ?
+				 attr->srq_type : IBV_SRQT_BASIC;
+
+	if (attr->comp_mask >= IBV_SRQ_INIT_ATTR_RESERVED ||
+	    type == IBV_SRQT_TM) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != context ||
+	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (type == IBV_SRQT_BASIC)
+		/* its first members are struct ibv_srq_init_attr's */
+		return vhca_create_srq(attr->pd,
+				       (struct ibv_srq_init_attr *)attr);
+	if ((attr->comp_mask & xrc) != xrc || !attr->xrcd || !attr->cq ||
+	    attr->xrcd->context != context || attr->cq->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return vhca_create_xrc_srq(attr);
+}
+
+/* ibv_get_srq_num(3): the kernel numbers XRC SRQs only. */
+int vhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct verbs_srq *vsrq = container_of(ibsrq, struct verbs_srq, srq);
+
+	if (vsrq->srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = vsrq->srq_num;
+	return 0;
 }
 
 /*
@@ -156,8 +254,7 @@ int vhca_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return ret;
 	vhca_mring_unmap(&srq->ring);
-	pthread_spin_destroy(&srq->lock);
-	free(srq);
+	vhca_srq_free(srq);
 	return 0;
 }
 

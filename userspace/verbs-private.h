@@ -125,7 +125,8 @@ struct verbs_context_ops {
 			    uint16_t lid);
 	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
 		       struct ibv_mw_bind *mw_bind);
-	void *close_xrcd, *cq_event;
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	void *cq_event;
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	void *create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
@@ -140,7 +141,9 @@ struct verbs_context_ops {
 	void *create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
 				      struct ibv_srq_init_attr *attr);
-	void *create_srq_ex, *create_wq;
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
+					 struct ibv_srq_init_attr_ex *attr);
+	void *create_wq;
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	void *dealloc_td;
@@ -156,14 +159,20 @@ struct verbs_context_ops {
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid);
 	void (*free_context)(struct ibv_context *context);
-	void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd;
+	void *free_dm;
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	void *import_dm, *import_mr, *import_pd;
 	void *modify_cq, *modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			 int attr_mask);
 	void *modify_qp_rate_limit;
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 			  int attr_mask);
-	void *modify_wq, *open_qp, *open_xrcd;
+	void *modify_wq;
+	struct ibv_qp *(*open_qp)(struct ibv_context *context,
+				  struct ibv_qp_open_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
+				      struct ibv_xrcd_init_attr *attr);
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr);
@@ -296,10 +305,39 @@ struct vhca_cmd_query_qp {
 	struct ib_uverbs_query_qp core;
 };
 
+/* rdma-core's struct ibv_open_xrcd */
+struct vhca_cmd_open_xrcd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_open_xrcd core;
+};
+
+/* rdma-core's struct ibv_create_xsrq: any SRQ type, the XRC ones too */
+struct vhca_cmd_create_xsrq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_xsrq core;	/* then the driver's (none) */
+};
+
+/* rdma-core's struct ibv_open_qp */
+struct vhca_cmd_open_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_open_qp core;
+};
+
 /* verbs_qp.comp_mask: VERBS_QP_EX makes ibv_qp_to_qp_ex() return qp_ex */
 enum {
 	VERBS_QP_XRCD = 1 << 0,
 	VERBS_QP_EX = 1 << 1,
+};
+
+/*
+ * libibverbs' private XRC domain wrapper: providers allocate it around
+ * ibv_xrcd, and ibv_cmd_open_xrcd() stores the kernel's handle only if
+ * the size it is given covers handle.
+ */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;	/* VERBS_XRCD_HANDLE */
+	uint32_t handle;
 };
 
 /* libibverbs' private QP wrapper: providers allocate it around ibv_qp. */
@@ -309,16 +347,19 @@ struct verbs_qp {
 		struct ibv_qp_ex qp_ex;
 	};
 	uint32_t comp_mask;
-	void *xrcd;
+	struct verbs_xrcd *xrcd;	/* with VERBS_QP_XRCD */
 };
 
-/* libibverbs' private SRQ wrapper: providers allocate it around ibv_srq. */
+/*
+ * libibverbs' private SRQ wrapper: providers allocate it around ibv_srq.
+ * ibv_cmd_create_srq_ex() fills in the rest; ibv_cmd_create_srq() none.
+ */
 struct verbs_srq {
 	struct ibv_srq srq;
 	enum ibv_srq_type srq_type;
-	void *xrcd;
+	struct verbs_xrcd *xrcd;	/* XRC */
 	struct ibv_cq *cq;
-	uint32_t srq_num;
+	uint32_t srq_num;		/* XRC: what a sender names */
 };
 
 /* Exported by libibverbs.so.1 at IBVERBS_PRIVATE_34. */
@@ -403,10 +444,30 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 		      struct vhca_cmd_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct vhca_cmd_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct vhca_cmd_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr,
 		      struct vhca_cmd_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+/* with the command of ibv_cmd_create_qp(), not the extended one */
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct vhca_cmd_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
+		    int vqp_sz, struct ibv_qp_open_attr *attr,
+		    struct vhca_cmd_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct vhca_cmd_modify_qp *cmd,
 		      size_t cmd_size);
@@ -475,7 +536,22 @@ _Static_assert(offsetof(struct verbs_context_ops, query_qp) == 61 * 8, "query_qp
 _Static_assert(sizeof(struct ibv_qp) == 160 &&
 	       sizeof(struct ibv_qp_ex) == VHCA_IBV_QP_EX_SIZE, "ibv_qp");
 _Static_assert(offsetof(struct verbs_qp, comp_mask) == VHCA_IBV_QP_EX_SIZE &&
+	       offsetof(struct verbs_qp, xrcd) == VHCA_IBV_QP_EX_SIZE + 8 &&
 	       sizeof(struct verbs_qp) == VHCA_IBV_QP_EX_SIZE + 16, "verbs_qp");
+_Static_assert(offsetof(struct verbs_xrcd, handle) == 12 &&
+	       sizeof(struct verbs_xrcd) == 16, "verbs_xrcd");
+_Static_assert(offsetof(struct verbs_srq, srq_type) == 128 &&
+	       offsetof(struct verbs_srq, xrcd) == 136 &&
+	       offsetof(struct verbs_srq, cq) == 144 &&
+	       offsetof(struct verbs_srq, srq_num) == 152 &&
+	       sizeof(struct verbs_srq) == 160, "verbs_srq");
+_Static_assert(offsetof(struct verbs_context_ops, close_xrcd) == 11 * 8 &&
+	       offsetof(struct verbs_context_ops, create_qp_ex) == 20 * 8 &&
+	       offsetof(struct verbs_context_ops, create_srq_ex) == 23 * 8 &&
+	       offsetof(struct verbs_context_ops, get_srq_num) == 41 * 8 &&
+	       offsetof(struct verbs_context_ops, open_qp) == 51 * 8 &&
+	       offsetof(struct verbs_context_ops, open_xrcd) == 52 * 8,
+	       "the XRC operations");
 _Static_assert(sizeof(struct verbs_context) == 648, "verbs_context");
 _Static_assert(offsetof(struct verbs_context, context) == 320, "verbs_context.context");
 #endif
@@ -520,5 +596,17 @@ _Static_assert(sizeof(struct vhca_cmd_query_srq) ==
 _Static_assert(sizeof(struct vhca_cmd_query_port) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_query_port),
 	       "query_port command");
+_Static_assert(sizeof(struct vhca_cmd_create_qp) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_create_qp),
+	       "create_qp command");
+_Static_assert(sizeof(struct vhca_cmd_open_xrcd) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_open_xrcd),
+	       "open_xrcd command");
+_Static_assert(sizeof(struct vhca_cmd_create_xsrq) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_create_xsrq),
+	       "create_xsrq command");
+_Static_assert(sizeof(struct vhca_cmd_open_qp) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) + sizeof(struct ib_uverbs_open_qp),
+	       "open_qp command");
 
 #endif /* VHCA_VERBS_PRIVATE_H */

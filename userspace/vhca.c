@@ -98,6 +98,44 @@ static int vhca_dealloc_pd(struct ibv_pd *ibpd)
 	return ret;
 }
 
+/*
+ * ibv_open_xrcd(3).  A domain is the kernel's, shared between processes
+ * through the inode of the file given if any; the driver has nothing to say.
+ */
+static struct ibv_xrcd *vhca_open_xrcd(struct ibv_context *context,
+				       struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct vhca_cmd_open_xrcd cmd = {};
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* all of it, or libibverbs keeps no handle */
+	ret = ibv_cmd_open_xrcd(context, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+static int vhca_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int ret = ibv_cmd_close_xrcd(xrcd);
+
+	if (!ret)
+		free(xrcd);
+	return ret;
+}
+
 static struct ibv_mr *vhca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 				  uint64_t hca_va, int access)
 {
@@ -199,12 +237,14 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.alloc_pd = vhca_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = vhca_bind_mw,
+	.close_xrcd = vhca_close_xrcd,
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_cq_ex = vhca_create_cq_ex,
 	.create_qp = vhca_create_qp,
 	.create_qp_ex = vhca_create_qp_ex,
 	.create_srq = vhca_create_srq,
+	.create_srq_ex = vhca_create_srq_ex,
 	.dealloc_mw = vhca_dealloc_mw,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
@@ -214,8 +254,11 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.destroy_srq = vhca_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vhca_free_context,
+	.get_srq_num = vhca_get_srq_num,
 	.modify_qp = vhca_modify_qp,
 	.modify_srq = vhca_modify_srq,
+	.open_qp = vhca_open_qp,
+	.open_xrcd = vhca_open_xrcd,
 	.poll_cq = vhca_poll_cq,
 	.post_recv = vhca_post_recv,
 	.post_send = vhca_post_send,

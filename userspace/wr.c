@@ -26,9 +26,10 @@ static inline struct vhca_qp *wr_qp(struct ibv_qp_ex *qpx)
 /*
  * What each QP type may carry, as IBV_QP_EX_WITH_* bits (vhca_wr_op_bit()),
  * as ibv_wr_post(3)'s table has it, but for SEND with invalidate: RoCE has
- * its packets for RC only, and ATOMIC WRITE and FLUSH, which a device has
- * when its kernel's verbs do (FLUSH with rdma-core 56, whose verbs have
- * it).  Shared with ibv_post_send().
+ * its packets for RC and XRC only, and ATOMIC WRITE and FLUSH, which a
+ * device has on RC when its kernel's verbs do (FLUSH with rdma-core 56,
+ * whose verbs have it).  An XRC_RECV QP sends nothing.  Shared with
+ * ibv_post_send().
  */
 static uint64_t vhca_wr_flush_op(struct ibv_context *context)
 {
@@ -47,16 +48,18 @@ uint64_t vhca_wr_ops_of(struct ibv_context *context, enum ibv_qp_type type)
 	const uint64_t uc = send | IBV_QP_EX_WITH_RDMA_WRITE |
 			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			    IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+	const uint64_t xrc = uc | IBV_QP_EX_WITH_RDMA_READ |
+			     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			     IBV_QP_EX_WITH_SEND_WITH_INV;
 
 	switch (type) {
 	case IBV_QPT_RC:
-		return uc | IBV_QP_EX_WITH_RDMA_READ |
-		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-		       IBV_QP_EX_WITH_SEND_WITH_INV |
-		       (to_vctx(context)->atomic_write ?
-			IBV_QP_EX_WITH_ATOMIC_WRITE : 0) |
+		return xrc | (to_vctx(context)->atomic_write ?
+			      IBV_QP_EX_WITH_ATOMIC_WRITE : 0) |
 		       vhca_wr_flush_op(context);
+	case IBV_QPT_XRC_SEND:
+		return xrc;
 	case IBV_QPT_UC:
 		return uc;
 	case IBV_QPT_UD:
@@ -91,9 +94,10 @@ uint64_t vhca_wr_op_bit(unsigned int opcode)
 
 /*
  * The WQE the last builder began is whole: check what its setters made
- * of it.  A UD WQE needs its address; an atomic one 8-byte SGE for the
- * original value; an ATOMIC WRITE, whose 8 bytes are in the WQE, and a
- * FLUSH, which moves no data, no SGE and no inline data.
+ * of it.  A UD WQE needs its address, an XRC_SEND one (but a local
+ * operation's) its remote SRQ; an atomic one 8-byte SGE for the original
+ * value; an ATOMIC WRITE, whose 8 bytes are in the WQE, and a FLUSH,
+ * which moves no data, no SGE and no inline data.
  */
 static void vhca_wr_seal(struct vhca_qp *qp)
 {
@@ -102,7 +106,7 @@ static void vhca_wr_seal(struct vhca_qp *qp)
 	if (!w)
 		return;
 	qp->wr_cur = NULL;
-	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !qp->wr_addr)
+	if (vhca_wqe_needs_dest(qp->vqp.qp.qp_type, w->opcode) && !qp->wr_addr)
 		qp->wr_err = EINVAL;
 	switch (w->opcode) {
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -436,10 +440,25 @@ static void vhca_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr,
 	vhca_wr_fail(qpx, EOPNOTSUPP);	/* vhca has no TSO */
 }
 
+/*
+ * The XRC SRQ of the responder's domain an XRC_SEND WQE goes to.  A local
+ * operation goes to none: there it is taken and not written.
+ */
 static void vhca_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 {
-	(void)remote_srqn;
-	vhca_wr_fail(qpx, EOPNOTSUPP);	/* nor XRC */
+	struct vhca_swqe *w = vhca_wr_cur(qpx);
+	struct vhca_qp *qp = wr_qp(qpx);
+
+	if (!w)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND ||
+	    remote_srqn > VHCA_XRC_SRQN_MAX) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	if (vhca_wqe_needs_dest(IBV_QPT_XRC_SEND, w->opcode))
+		w->xrc_srqn = remote_srqn;
+	qp->wr_addr = true;
 }
 
 /*
