@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # rdma-core's example programs and perftest on vhca0, server and client in
-# one guest.  The examples' -c is a spot check (spot_ok in lib.sh); the
+# one guest, XRC among them (ibv_xsrq_pingpong, perftest's -c XRC).  The examples' -c is a spot check (spot_ok in lib.sh); the
 # data checks are datacheck's, at the end.  ib_send_bw's CQ moderation is what caught the engine
 # completing a send before freeing its slot.
 . tests/guest/lib/lib.sh
-tap_plan 26
+tap_plan 31
 
 vhca0_up
 
@@ -46,7 +46,8 @@ perftest() { server_client -x "$@"; }
 for args in "ibv_rc_pingpong -n 1000 -c" "ibv_uc_pingpong -n 1000 -c" \
 	    "ibv_ud_pingpong -n 1000" \
 	    "ibv_srq_pingpong -n 1000" "ibv_srq_pingpong -q 16 -n 500" \
-	    "ibv_rc_pingpong -n 200 -s 65536 -c" "ibv_rc_pingpong -n 500 -e"; do
+	    "ibv_rc_pingpong -n 200 -s 65536 -c" "ibv_rc_pingpong -n 500 -e" \
+	    "ibv_xsrq_pingpong -n 500"; do
 	check "$args" example $args
 	grep -h "usec/iter" /tmp/client.log | sed 's/^/#   /'
 done
@@ -54,7 +55,9 @@ for args in "ib_send_bw -D 2 -s 65536" "ib_send_bw -D 2 -s 65536 --use-srq" \
 	    "ib_send_bw -D 2 -s 64" "ib_send_lat -n 1000 -s 2" \
 	    "ib_write_bw -D 2 -s 65536" "ib_read_bw -D 2 -s 65536" \
 	    "ib_atomic_bw -D 2" "ib_write_lat -n 1000 -s 2" \
-	    "ib_read_lat -n 1000 -s 2"; do
+	    "ib_read_lat -n 1000 -s 2" \
+	    "ib_send_bw -D 2 -s 65536 -c XRC" "ib_write_bw -D 2 -s 65536 -c XRC" \
+	    "ib_read_bw -D 2 -s 65536 -c XRC" "ib_atomic_bw -D 2 -c XRC"; do
 	check "$args" perftest $args
 	grep -hA1 '#bytes' /tmp/client.log | tail -n 1 | sed 's/^/#   /'
 done

@@ -519,7 +519,7 @@ int main(int argc, char **argv)
 	      (unsigned long long)da.odp_caps.general_caps);
 	/*
 	 * RC: everything; UC: what it has (no READ nor atomics); UD: sends
-	 * and receives.  Bits 6 and 7 (FLUSH, ATOMIC WRITE) are there where
+	 * and receives; XRC: RC's, into SRQs.  Bits 6 and 7 (FLUSH, ATOMIC WRITE) are there where
 	 * the kernel has them.
 	 */
 	check(!st && (da.odp_caps.per_transport_caps.rc_odp_caps & 0x3f) ==
@@ -531,11 +531,15 @@ int main(int argc, char **argv)
 	       IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV) &&
 	      da.odp_caps.per_transport_caps.ud_odp_caps ==
 	      (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+	       IBV_ODP_SUPPORT_SRQ_RECV) &&
+	      da.xrc_odp_caps ==
+	      (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |
+	       IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
 	       IBV_ODP_SUPPORT_SRQ_RECV),
-	      "odp_caps: rc 0x%x (0x3f and FLUSH/ATOMIC_WRITE), uc 0x%x (0x27), ud 0x%x (0x23)",
+	      "odp_caps: rc 0x%x (0x3f and FLUSH/ATOMIC_WRITE), uc 0x%x (0x27), ud 0x%x (0x23), xrc 0x%x (0x3d)",
 	      da.odp_caps.per_transport_caps.rc_odp_caps,
 	      da.odp_caps.per_transport_caps.uc_odp_caps,
-	      da.odp_caps.per_transport_caps.ud_odp_caps);
+	      da.odp_caps.per_transport_caps.ud_odp_caps, da.xrc_odp_caps);
 
 	s = fresh(LEN);
 	d = fresh(LEN);

@@ -191,6 +191,16 @@ struct qp_path {
 };
 
 /*
+ * RC's protocol, and its attributes: RC, and XRC's two halves (the core
+ * drops those of the attributes that a half has no use for).
+ */
+static inline bool qp_rc(const struct ibv_qp *qp)
+{
+	return qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_SEND ||
+	       qp->qp_type == IBV_QPT_XRC_RECV;
+}
+
+/*
  * @qp from RESET to RTR: RC or UC connected as @p says (port 1), or UD.
  * Remote read, write and atomics are granted, and p->access.  Returns 0,
  * or the errno of the modify that failed.
@@ -204,7 +214,7 @@ static inline int qp_rtr_path(struct ibv_qp *qp, const struct qp_path *p)
 				   IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_ATOMIC | p->access,
 	};
-	bool ud = qp->qp_type == IBV_QPT_UD, rc = qp->qp_type == IBV_QPT_RC;
+	bool ud = qp->qp_type == IBV_QPT_UD, rc = qp_rc(qp);
 	uint8_t rd = p->rd_atomic ? p->rd_atomic : 1;
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -235,7 +245,7 @@ static inline int qp_rtr_path(struct ibv_qp *qp, const struct qp_path *p)
 /* @qp, in RTR by qp_rtr_path() on @p, to RTS */
 static inline int qp_rtr_to_rts(struct ibv_qp *qp, const struct qp_path *p)
 {
-	bool rc = qp->qp_type == IBV_QPT_RC;
+	bool rc = qp_rc(qp);
 	uint8_t rd = p->rd_atomic ? p->rd_atomic : 1;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
 
