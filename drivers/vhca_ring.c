@@ -258,7 +258,12 @@ int vhca_uring_create(struct vhca_uring *r, struct ib_ucontext *uctx,
 	int err;
 
 	if (!uctx) {
-		r->hdr = vzalloc(bytes);
+		/*
+		 * Accounted, as a user's XRC_RECV QP has a kernel ring; a
+		 * failure is the caller's -ENOMEM, not a warning.
+		 */
+		r->hdr = __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				   __GFP_NOWARN);
 		if (!r->hdr)
 			return -ENOMEM;
 		r->g = *g;
