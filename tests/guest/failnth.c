@@ -19,6 +19,7 @@
  * failnth.sh: probability 0, not verbose, GFP_KERNEL included).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ static struct ibv_srq *o_srq;
 static struct ibv_qp *o_qp;
 static struct ibv_mr *o_mr;
 static struct ibv_ah *o_ah;
+static struct ibv_xrcd *o_xrcd;
 static void *mr_buf;
 
 static void nth_arm(int n)
@@ -121,6 +123,43 @@ static int r_mr(void)
 }
 
 static int r_ah(void) { o_ah = ah_new(); return ERR(o_ah); }
+
+static int r_xrcd(void)
+{
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+
+	o_xrcd = ibv_open_xrcd(ctx, &a);
+	return ERR(o_xrcd);
+}
+
+static int r_srq_xrc(void)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = 100, .max_sge = 2 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_XRC, .xrcd = o_xrcd, .cq = cq, .pd = pd,
+	};
+
+	o_srq = ibv_create_srq_ex(ctx, &a);
+	return ERR(o_srq);
+}
+
+static int r_qp_xrc_send(void)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_XRC_SEND, .send_cq = cq,
+		.cap = { .max_send_wr = 64, .max_send_sge = 2 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+	};
+
+	o_qp = ibv_create_qp_ex(ctx, &a);
+	return ERR(o_qp);
+}
+
 static int r_d_qp(void) { int e = ibv_destroy_qp(o_qp); if (!e) o_qp = NULL; return e; }
 static int r_d_cq(void) { int e = ibv_destroy_cq(o_cq); if (!e) o_cq = NULL; return e; }
 static int r_d_srq(void) { int e = ibv_destroy_srq(o_srq); if (!e) o_srq = NULL; return e; }
@@ -143,6 +182,8 @@ static int teardown(void)
 		bad |= ibv_dereg_mr(o_mr);
 	if (o_pd)
 		bad |= ibv_dealloc_pd(o_pd);
+	if (o_xrcd)	/* after its SRQs and QPs */
+		bad |= ibv_close_xrcd(o_xrcd);
 	if (o_ctx)
 		bad |= ibv_close_device(o_ctx);
 	o_ah = NULL;
@@ -151,6 +192,7 @@ static int teardown(void)
 	o_cq = NULL;
 	o_mr = NULL;
 	o_pd = NULL;
+	o_xrcd = NULL;
 	o_ctx = NULL;
 	return bad;
 }
@@ -178,6 +220,17 @@ static const struct walk walks[] = {
 	{ "reg_mr(64 KiB)", NULL, r_mr },
 	{ "dereg_mr", r_mr, r_d_mr },
 	{ "create_ah", NULL, r_ah },
+	{ "open_xrcd", NULL, r_xrcd },
+	{ "create_srq_ex(XRC)", r_xrcd, r_srq_xrc },
+	{ "create_qp(XRC_SEND)", NULL, r_qp_xrc_send },
+	/*
+	 * Not create_qp(XRC_RECV): when the core fails to allocate the
+	 * handle it wraps the driver's QP in, or to store it in the domain,
+	 * it destroys the QP but keeps the use count it took on the domain
+	 * (create_xrc_qp_user() and ib_create_qp_user() in core/verbs.c,
+	 * 6.1 to 7.3), which then can never be closed.  The driver's own
+	 * allocations in it are create_qp(XRC_SEND)'s, walked above.
+	 */
 };
 
 /*

@@ -18,11 +18,11 @@
 # all of it, as it is written (for a run that hangs the guest).
 . tests/guest/lib/lib.sh
 
-# the plan: 3 checks of the set-up, ringfuzz's 13 and its status, 2 at
+# the plan: 3 checks of the set-up, ringfuzz's 15 and its status, 2 at
 # the end; the known defects' 17 when the fuzz runs as CI runs it; and
 # RINGFUZZ_FAR's 4 (the veth pair, the address, ringfuzz's far QPs and
 # the links' removal)
-plan=19
+plan=21
 [ $# != 0 ] || [ -n "${RINGFUZZ_FAR:-}" ] || plan=$((plan + 17))
 [ -z "${RINGFUZZ_FAR:-}" ] || plan=$((plan + 4))
 tap_plan $plan

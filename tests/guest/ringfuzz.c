@@ -4,13 +4,16 @@
  * the rings it shares with it.  On one vhca device it creates CQs, SRQs,
  * RC, UC and UD QPs (some on an SRQ; RC and UC connected to each other, to
  * themselves through the device's own GID, and to a GID nobody has, so
- * that the wire path runs too) and MRs of several access rights and PDs,
- * then writes random and adversarial send and receive WQEs straight into
- * the mapped slots, scribbles on the ring headers (producer, consumer,
- * ctrl), rings doorbells, arms, polls and resizes CQs, resizes SRQs, moves
- * QPs through every state, and tears everything down and builds it again
- * with WQEs outstanding.  Then the same process must still get a clean
- * ping-pong through fresh QPs, data compared byte for byte.  Prints TAP.
+ * that the wire path runs too), an XRC domain with two XRC SRQs and an
+ * XRC_SEND QP connected to an XRC_RECV QP (XRC is for this host only), and
+ * MRs of several access rights and PDs, then writes random and adversarial
+ * send and receive WQEs straight into the mapped slots (an XRC_SEND WQE
+ * naming any SRQ number, others' with garbage there too), scribbles on the
+ * ring headers (producer, consumer, ctrl), rings doorbells, arms, polls
+ * and resizes CQs, resizes SRQs, moves QPs through every state, and tears
+ * everything down and builds it again with WQEs outstanding.  Then the
+ * same process must still get a clean ping-pong through fresh QPs, RC and
+ * XRC, data compared byte for byte.  Prints TAP.
  *
  * Usage: ringfuzz DEVICE [--seed N] [--count WQES] [--time SECONDS]
  *			  [--trace] [--allow-known] [--no-racer] [--far DEV GID]
@@ -96,6 +99,8 @@ static void *racer(void *arg)
 			ibv_modify_qp(q->qp, &a, IBV_QP_STATE);
 		} else if (r < 50) {
 			qp_connect(q);
+		} else if (r < 60 && !has_sq(q)) {
+			doorbell(q);	/* XRC_RECV: no ring to scribble on */
 		} else if (r < 60) {
 			struct vhca_mring *u = chance(50) || !q->v->rq.map ?
 					       &q->v->sq : &q->v->rq;
@@ -409,6 +414,11 @@ static void report(double el, const double *tcat)
 	printf("# %lu raw POST_SEND/POST_RECV/POST_SRQ_RECV commands, %lu "
 	       "mmaps of guessed keys (%lu mapped)\n", st.raw, st.mmaps,
 	       st.mmaps_ok);
+	printf("# XRC: %lu WQEs on XRC_SEND rings, %lu on XRC SRQs' rings; "
+	       "completions: %lu of the XRC_SEND QP (%lu successful), %lu "
+	       "through the XRC_RECV QP (%lu successful); %lu closes of a "
+	       "domain in use refused\n", st.xwqes, st.xrwqes, st.xcqes[0],
+	       st.xcqes_ok[0], st.xcqes[1], st.xcqes_ok[1], st.xrcd_busy);
 	printf("# completions by status:");
 	for (i = 0; i < 32; i++)
 		if (st.wc_status[i])
@@ -423,7 +433,7 @@ static int fuzz(const struct opts *o)
 	pthread_t racer_th;
 	uint64_t racer_seed;
 	int use_racer = o->use_racer;
-	int i, ok;
+	int i, ok, nsrq;
 
 	t0 = now();
 	build_world();
@@ -446,8 +456,13 @@ static int fuzz(const struct opts *o)
 	}
 	for (i = 0, ok = 0; i < NQP; i++)
 		ok += qps[i].qp != NULL;
-	check(ok == NQP, "a world of %d CQs, %d SRQs, %d QPs (RC, UC, UD; pairs, "
-	      "loopback, wire, on SRQs): %d made", NCQ, NSRQ, NQP, ok);
+	for (i = 0, nsrq = 0; i < NSRQ; i++)
+		nsrq += srqs[i].srq != NULL;
+	check(ok == NQP && nsrq == NSRQ && xrcd,
+	      "a world of %d CQs, %d SRQs (%d XRC), %d QPs (RC, UC, UD; pairs, "
+	      "loopback, wire, on SRQs; XRC_SEND to XRC_RECV) in an XRC "
+	      "domain: %d SRQs, %d QPs made", NCQ, NSRQ, NSRQ - NBSRQ, NQP,
+	      nsrq, ok);
 	fuzz_loop(o, t0, tcat);
 	if (use_racer) {
 		racer_stop = 1;
@@ -464,7 +479,10 @@ static int fuzz(const struct opts *o)
 		printf("# far: %lu completions on %s, %lu successful\n", far.cqes,
 		       far.name, far.ok);
 	}
-	check(teardown_world() == 0, "every fuzzed QP, SRQ and CQ destroyed");
+	ok = teardown_world() == 0;
+	check(ok && !st.xrcd_closed_in_use, "every fuzzed QP, SRQ and CQ "
+	      "destroyed, the XRC domain closed (and never while in use: "
+	      "%lu early closes refused)", st.xrcd_busy);
 	far_teardown();
 	for (i = 0, ok = 1; i < NMR; i++)
 		if (mrs[i].mr && ibv_dereg_mr(mrs[i].mr))

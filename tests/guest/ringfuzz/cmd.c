@@ -4,13 +4,33 @@
 
 void doorbell(struct fqp *q)
 {
+	struct vhca_doorbell own, *db;
+	struct ib_uverbs_post_send_resp resp;
+
 	if (!q->qp)
 		return;
 	st.doorbells++;
 	if (trace)
 		fprintf(stderr, "doorbell qp#%ld\n", (long)(q - qps));
 	/* the provider's own POST_SEND with no WR */
-	if (write(ctx->cmd_fd, &q->v->db, sizeof(q->v->db)) < 0)
+	db = &q->v->db;
+	/*
+	 * It builds none for an XRC_RECV QP, which has no ring; the same
+	 * doorbell on its handle still reaches the kernel's QP (a kernel QP
+	 * with a send ring nobody fills).
+	 */
+	if (!has_sq(q)) {
+		own = (struct vhca_doorbell){
+			.hdr = { .command = IB_USER_VERBS_CMD_POST_SEND,
+				 .in_words = sizeof(own) / 4,
+				 .out_words = sizeof(resp) / 4 },
+			.cmd = { .response = (uintptr_t)&resp,
+				 .qp_handle = q->qp->handle,
+				 .wqe_size = sizeof(struct ib_uverbs_send_wr) },
+		};
+		db = &own;
+	}
+	if (write(ctx->cmd_fd, db, sizeof(*db)) < 0)
 		(void)errno;
 }
 
@@ -33,6 +53,7 @@ void fuzz_raw(struct fqp *q)
 	} c;
 	struct ib_uverbs_post_send_resp resp;
 	uint32_t nwr = 1 + rnd(3), nsge = rnd(4), i;
+	struct fsrq *s;
 	size_t wsz;
 	int r = rnd(4);
 
@@ -63,9 +84,10 @@ void fuzz_raw(struct fqp *q)
 		c.recv.wqe_size = wsz;
 	} else {
 		wsz = sizeof(struct ib_uverbs_recv_wr);
+		s = recv_srq(q);	/* an XRC QP's: one of the domain's */
 		c.hdr.command = IB_USER_VERBS_CMD_POST_SRQ_RECV;
-		c.srq.srq_handle = q->srq >= 0 && srqs[q->srq].srq ?
-				   srqs[q->srq].srq->handle : (uint32_t)rnd64();
+		c.srq.srq_handle = s && s->srq ? s->srq->handle :
+				   (uint32_t)rnd64();
 		c.srq.wr_count = nwr;
 		c.srq.sge_count = nsge;
 		c.srq.wqe_size = wsz;

@@ -2,6 +2,25 @@
 /* The CQs: polls, arms, resizes. */
 #include "ringfuzz.h"
 
+/*
+ * Whether XRC gets anywhere: completions of the XRC_SEND QP, and those on
+ * the XRC SRQs' CQs, which bear the XRC_RECV QP's number.
+ */
+static void count_xrc(const struct ibv_wc *wc)
+{
+	int i;
+
+	for (i = 0; i < nqp; i++) {
+		const struct fqp *q = &qps[i];
+		int k = q->type == IBV_QPT_XRC_RECV;
+
+		if (!qpt_xrc(q->type) || !q->qp || q->qp->qp_num != wc->qp_num)
+			continue;
+		st.xcqes[k]++;
+		st.xcqes_ok[k] += wc->status == IBV_WC_SUCCESS;
+	}
+}
+
 void poll_cqs(void)
 {
 	struct ibv_wc wc[16];
@@ -21,6 +40,7 @@ void poll_cqs(void)
 				st.cqe_ok++;
 			if (wc[j].status < 32)
 				st.wc_status[wc[j].status]++;
+			count_xrc(&wc[j]);
 		}
 		if (n < 0) {
 			/* our own scribbling: skip to what the kernel wrote */

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* QP states: the connections the fuzzer makes, and its random moves. */
+/*
+ * QP states: the connections the fuzzer makes, and its random moves.
+ * XRC's halves take RC's attributes: the core drops those a half has no
+ * use for.
+ */
 #include "ringfuzz.h"
 
 /* RESET -> INIT -> RTR -> RTS, each step's errors ignored (returned). */
@@ -42,7 +46,7 @@ static int qp_rtr(struct fqp *q)
 			 .hop_limit = 1 },
 	};
 	mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	if (q->type == IBV_QPT_RC) {
+	if (qpt_rc(q->type)) {
 		a.max_dest_rd_atomic = deterministic ? 1 : rnd(5);
 		a.min_rnr_timer = deterministic ? 1 : rnr_timers[rnd(6)];
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -58,7 +62,7 @@ static int qp_rts(struct fqp *q)
 
 	if (deterministic)
 		a.sq_psn = 0;
-	if (q->type == IBV_QPT_RC) {
+	if (qpt_rc(q->type)) {
 		a.timeout = deterministic ? 14 : 1 + rnd(4);
 		a.retry_cnt = deterministic ? 1 : rnd(3);
 		a.rnr_retry = deterministic ? 1 : chance(95) ? rnd(3) : rnd(8);
@@ -105,7 +109,10 @@ int qp_connect(struct fqp *q)
 	return qp_rts(q);
 }
 
-/* To RTS with fixed attributes, connected to @dest (RC, UC) or not (UD). */
+/*
+ * To RTS with fixed attributes, connected to @dest (RC, UC, XRC) or not
+ * (UD).
+ */
 int qp_connect_fixed(struct fqp *q, uint32_t dest)
 {
 	struct ibv_qp_attr at = {
@@ -118,7 +125,7 @@ int qp_connect_fixed(struct fqp *q, uint32_t dest)
 	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 
-	if (q->type == IBV_QPT_RC)
+	if (qpt_rc(q->type))
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	if (q->type == IBV_QPT_UD)
 		mask = IBV_QP_STATE;
@@ -128,7 +135,7 @@ int qp_connect_fixed(struct fqp *q, uint32_t dest)
 				   .retry_cnt = 7, .rnr_retry = 7,
 				   .max_rd_atomic = 1 };
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (q->type == IBV_QPT_RC)
+	if (qpt_rc(q->type))
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	return ibv_modify_qp(q->qp, &at, mask);

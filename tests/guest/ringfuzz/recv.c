@@ -2,9 +2,12 @@
 /* The receive rings: RQ and SRQ slots, legitimate receives, SRQ resizes. */
 #include "ringfuzz.h"
 
-/* Receive WQEs into an RQ or SRQ ring. */
-static void fuzz_recv_ring(struct vhca_mring *r, uint32_t max_sge,
-			   const char *what)
+/*
+ * Receive WQEs into an RQ or SRQ ring; @m is an MR of the ring's PD, which
+ * the SGEs that can take data mostly point into.  Returns how many.
+ */
+static int fuzz_recv_ring(struct vhca_mring *r, uint32_t max_sge,
+			   const struct fmr *m, const char *what)
 {
 	size_t stride = (size_t)1 << r->log2_stride;
 	uint32_t room = (uint32_t)(stride - sizeof(struct vhca_rwqe)) /
@@ -29,9 +32,9 @@ static void fuzz_recv_ring(struct vhca_mring *r, uint32_t max_sge,
 		for (j = 0; j < n; j++) {
 			fill_sge(&w->sge[j]);
 			if (chance(60)) {	/* mostly something that can take data */
-				w->sge[j].addr = mrs[0].addr + rnd(32768);
+				w->sge[j].addr = m->addr + rnd(m->len / 2);
 				w->sge[j].length = rnd(8192);
-				w->sge[j].lkey = mrs[0].mr->lkey;
+				w->sge[j].lkey = m->mr->lkey;
 			}
 		}
 		if (trace) {
@@ -50,18 +53,39 @@ static void fuzz_recv_ring(struct vhca_mring *r, uint32_t max_sge,
 		st.wqes++;
 	}
 	__atomic_store_n(&r->hdr->producer, r->idx, __ATOMIC_RELEASE);
+	return i;
+}
+
+/*
+ * The SRQ @q's receives come from: its own, or for either XRC half one of
+ * the domain's XRC SRQs (whichever the next message names); NULL for a
+ * QP with a receive ring of its own.
+ */
+struct fsrq *recv_srq(const struct fqp *q)
+{
+	if (qpt_xrc(q->type))
+		return &srqs[NBSRQ + rnd(NSRQ - NBSRQ)];
+	return q->srq >= 0 ? &srqs[q->srq] : NULL;
+}
+
+/* An MR of @s's PD (of the RQ's, pd, with no SRQ) that is registered. */
+static const struct fmr *recv_mr(const struct fsrq *s)
+{
+	return s && s->mr->mr ? s->mr : &mrs[0];
 }
 
 void fuzz_recv(struct fqp *q)
 {
-	if (q->srq >= 0) {
-		struct fsrq *s = &srqs[q->srq];
+	struct fsrq *s = recv_srq(q);
 
-		if (s->v)
-			fuzz_recv_ring(&s->v->ring, s->v->max_sge, "srq-rwqe");
-	} else {
-		fuzz_recv_ring(&q->v->rq, q->v->max_recv_sge, "rwqe");
-	}
+	if (s && s->v && srq_is_xrc((int)(s - srqs)))
+		st.xrwqes += fuzz_recv_ring(&s->v->ring, s->v->max_sge,
+					    recv_mr(s), "xsrq-rwqe");
+	else if (s && s->v)
+		fuzz_recv_ring(&s->v->ring, s->v->max_sge, recv_mr(s),
+			       "srq-rwqe");
+	else if (!s && q->v->rq.map)
+		fuzz_recv_ring(&q->v->rq, q->v->max_recv_sge, &mrs[0], "rwqe");
 	if (chance(20))
 		doorbell(q);	/* flushes an RQ in the error state */
 }
@@ -69,8 +93,10 @@ void fuzz_recv(struct fqp *q)
 /* A legitimate receive through the provider, to keep traffic flowing. */
 void legit_recv(struct fqp *q)
 {
-	struct ibv_sge sge = { .addr = mrs[0].addr + 32768 + rnd(16384),
-			       .length = 4096, .lkey = mrs[0].mr->lkey };
+	struct fsrq *s = recv_srq(q);
+	const struct fmr *m = recv_mr(s);
+	struct ibv_sge sge = { .addr = m->addr + m->len / 2 + rnd(m->len / 4),
+			       .length = 4096, .lkey = m->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = rnd64(), .sg_list = &sge,
 				  .num_sge = 1 };
 	struct ibv_recv_wr *bad;
@@ -78,9 +104,9 @@ void legit_recv(struct fqp *q)
 
 	st.posts++;
 	for (i = 0; i < n; i++) {
-		if (q->srq >= 0 && srqs[q->srq].srq)
-			ibv_post_srq_recv(srqs[q->srq].srq, &wr, &bad);
-		else if (q->srq < 0)
+		if (s && s->srq)
+			ibv_post_srq_recv(s->srq, &wr, &bad);
+		else if (!s && q->v->rq.map)
 			ibv_post_recv(q->qp, &wr, &bad);
 	}
 }

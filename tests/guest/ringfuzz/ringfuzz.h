@@ -32,8 +32,9 @@
 #define BUFSZ		(256 << 10)
 #define NMR		7
 #define NCQ		3
-#define NSRQ		2
-#define NQP		14
+#define NSRQ		4	/* srqs[]: NBSRQ basic ones, then XRC ones */
+#define NBSRQ		2
+#define NQP		16
 #define QKEY		0x11111111U
 
 /* ringfuzz.c: the device and what main() set up */
@@ -100,7 +101,15 @@ struct fcq {
 struct fsrq {
 	struct ibv_srq *srq;
 	struct vhca_srq *v;
+	uint32_t num;		/* an XRC SRQ's number (ibv_get_srq_num) */
+	const struct fmr *mr;	/* an MR of its PD, for receives that work */
 };
+
+/* srqs[NBSRQ..]: XRC SRQs of the world's domain, on pd and on pd2 */
+static inline int srq_is_xrc(int i)
+{
+	return i >= NBSRQ;
+}
 
 enum peer_kind { P_PAIR, P_SELF, P_WIRE, P_NONE };
 
@@ -120,6 +129,8 @@ extern struct fcq cqs[NCQ];
 extern struct fsrq srqs[NSRQ];
 extern struct fqp qps[NQP];
 extern int nqp;
+/* the world's XRC domain: its XRC SRQs and XRC QPs are in srqs[], qps[] */
+extern struct ibv_xrcd *xrcd;
 
 /* what the run did, for its report */
 struct stats {
@@ -127,17 +138,45 @@ struct stats {
 		      resizes, rebuilds, recreated, posts, cqe_ok, raw, mmaps,
 		      mmaps_ok;
 	unsigned long wc_status[32];
+	/* XRC: WQEs on XRC_SEND rings and XRC SRQ rings; refused closes */
+	unsigned long xwqes, xrwqes, xrcd_busy;
+	/* completions of the XRC_SEND QP [0] and the XRC_RECV QP [1] */
+	unsigned long xcqes[2], xcqes_ok[2];
+	int xrcd_closed_in_use;	/* a close that should have been refused */
 };
 extern struct stats st;
 
 static inline const char *qpt_name(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC ? "RC" : t == IBV_QPT_UC ? "UC" : "UD";
+	return t == IBV_QPT_RC ? "RC" : t == IBV_QPT_UC ? "UC" :
+	       t == IBV_QPT_XRC_SEND ? "XRC_SEND" :
+	       t == IBV_QPT_XRC_RECV ? "XRC_RECV" : "UD";
+}
+
+/* RC's protocol and attributes: RC, and XRC's two halves */
+static inline int qpt_rc(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND ||
+	       t == IBV_QPT_XRC_RECV;
+}
+
+static inline int qpt_xrc(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_XRC_SEND || t == IBV_QPT_XRC_RECV;
 }
 
 static inline struct vhca_qp *vqp(struct ibv_qp *qp)
 {
 	return container_of(qp, struct vhca_qp, vqp.qp);
+}
+
+/*
+ * Whether @q has a send ring mapped: not an XRC_RECV QP, which is the
+ * kernel's alone (no ring of it is mapped, nothing may be written there).
+ */
+static inline int has_sq(const struct fqp *q)
+{
+	return q->qp && q->v->sq.map;
 }
 
 extern volatile int events_stop;
@@ -198,12 +237,14 @@ void fill_sge(struct vhca_sge *s);
 uint16_t any_num_sge(uint32_t max);
 
 /* ringfuzz/send.c: the send rings */
+uint32_t basic_srqn(void);
 void dump_swqe(const char *what, const struct fqp *q, uint32_t idx,
 	       const struct vhca_swqe *w, size_t stride);
 void legit_send(struct fqp *q);
 void fuzz_send(struct fqp *q);
 
 /* ringfuzz/recv.c: the receive rings, RQs' and SRQs' */
+struct fsrq *recv_srq(const struct fqp *q);
 void fuzz_recv(struct fqp *q);
 void legit_recv(struct fqp *q);
 void fuzz_srq(void);

@@ -71,7 +71,7 @@ void fuzz_header(void)
 	int r = rnd(4), i;
 	struct fqp *q = &qps[rnd(nqp)];
 
-	if (r == 0 && q->qp) {
+	if (r == 0 && has_sq(q)) {
 		scribble(&q->v->sq, "sq", q - qps, true);
 		if (chance(70))
 			doorbell(q);
@@ -80,7 +80,7 @@ void fuzz_header(void)
 		if (chance(50))
 			doorbell(q);
 	} else if (r == 2) {
-		i = rnd(NSRQ);
+		i = rnd(NSRQ);	/* XRC SRQs' rings among them */
 		if (srqs[i].v)
 			scribble(&srqs[i].v->ring, "srq", i, true);
 	} else {

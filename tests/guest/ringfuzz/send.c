@@ -106,8 +106,8 @@ static void avoid_known(const struct fqp *q, struct vhca_swqe *w)
 {
 	if (allow_known)
 		return;
-	/* read-inline: an RDMA READ with INLINE on a local RC QP */
-	if (q->type == IBV_QPT_RC && q->kind != P_WIRE &&
+	/* read-inline: an RDMA READ with INLINE on a local RC (or XRC) QP */
+	if (qpt_rc(q->type) && q->kind != P_WIRE &&
 	    w->opcode == IB_UVERBS_WR_RDMA_READ)
 		w->flags &= ~VHCA_SWQE_F_INLINE;
 	/* ud-write: RDMA WRITE (with or without immediate) on a UD QP */
@@ -115,6 +115,62 @@ static void avoid_known(const struct fqp *q, struct vhca_swqe *w)
 	    (w->opcode == IB_UVERBS_WR_RDMA_WRITE ||
 	     w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM))
 		w->opcode = IB_UVERBS_WR_SEND;
+}
+
+/*
+ * A number the kernel takes from userspace but numbers itself: a basic
+ * SRQ's.  It tells only XRC SRQs theirs; but one allocator numbers all of
+ * a device's SRQs, lowest free first, from 1, and the world's SRQs are
+ * the device's only ones, made together: of 1 to NSRQ, the numbers no XRC
+ * SRQ has are basic SRQs'.  (Were it wrong, it is one more number.)
+ */
+uint32_t basic_srqn(void)
+{
+	uint32_t n;
+	int i;
+
+	for (n = 1; n <= NSRQ; n++) {
+		for (i = NBSRQ; i < NSRQ; i++)
+			if (srqs[i].srq && srqs[i].num == n)
+				break;
+		if (i == NSRQ)
+			return n;
+	}
+	return 1;
+}
+
+/* One of the world's XRC SRQs' numbers, or 0 if it has none. */
+static uint32_t xrc_srqn(void)
+{
+	const struct fsrq *s = &srqs[NBSRQ + rnd(NSRQ - NBSRQ)];
+
+	return s->srq ? s->num : 0;
+}
+
+/*
+ * The SRQ an XRC_SEND WQE names: mostly one of the domain's, else a basic
+ * SRQ's number, none, or any number, of 24 bits (XRCETH's) or more (the
+ * provider refuses those; the ring takes whatever it is given).  Other
+ * types' WQEs leave the word 0, but the kernel must ignore whatever it
+ * holds: sometimes garbage, or a real XRC SRQ's number.
+ */
+static uint32_t any_xrc_srqn(const struct fqp *q)
+{
+	int r = rnd(100);
+
+	if (q->type != IBV_QPT_XRC_SEND)
+		return r < 90 ? 0 : r < 95 ? xrc_srqn() : (uint32_t)rnd64();
+	if (r < 55)
+		return xrc_srqn();
+	if (r < 65)
+		return basic_srqn();
+	if (r < 72)
+		return 0;
+	if (r < 85)
+		return rnd(1 << 24);
+	if (r < 92)	/* a real one, with bits above XRCETH's 24 */
+		return xrc_srqn() | (1 + rnd(255)) << 24;
+	return (uint32_t)rnd64();
 }
 
 static void gen_swqe(struct fqp *q, struct vhca_swqe *w, size_t stride)
@@ -196,6 +252,7 @@ static void gen_swqe(struct fqp *q, struct vhca_swqe *w, size_t stride)
 		w->reg.access = chance(50) ? (uint32_t)full : (uint32_t)rnd64();
 		w->reg.page_shift = chance(50) ? 12 : rnd(70);
 	}
+	w->xrc_srqn = any_xrc_srqn(q);
 	avoid_known(q, w);
 }
 
@@ -207,9 +264,9 @@ void dump_swqe(const char *what, const struct fqp *q, uint32_t idx,
 	if (!trace)
 		return;
 	fprintf(stderr, "%s qp#%ld %s qpn=%#x idx=%#x op=%#x fl=%#x nsge=%u "
-		"ex=%#x inl=%#x u=", what, (long)(q - qps), qpt_name(q->type),
-		q->qp->qp_num, idx, w->opcode, w->flags, w->num_sge, w->ex,
-		w->inline_len);
+		"ex=%#x inl=%#x xsrqn=%#x u=", what, (long)(q - qps),
+		qpt_name(q->type), q->qp->qp_num, idx, w->opcode, w->flags,
+		w->num_sge, w->ex, w->inline_len, w->xrc_srqn);
 	for (i = 0; i < sizeof(w->raw); i++)
 		fprintf(stderr, "%02x", w->raw[i]);
 	n = (uint32_t)(stride - VHCA_SWQE_HDR_SIZE) / sizeof(struct vhca_sge);
@@ -245,14 +302,19 @@ void legit_send(struct fqp *q)
 		wr.wr.ud.ah = ah;
 		wr.wr.ud.remote_qpn = any_qpn();
 		wr.wr.ud.remote_qkey = QKEY;
-	} else if (q->type == IBV_QPT_RC && chance(30)) {
+	} else if ((q->type == IBV_QPT_RC || q->type == IBV_QPT_XRC_SEND) &&
+		   chance(30)) {
 		wr.opcode = IBV_WR_RDMA_WRITE;
 		wr.wr.rdma.remote_addr = mrs[0].addr + 8192;
 		wr.wr.rdma.rkey = mrs[0].mr->rkey;
 	}
+	/* an SRQ of the domain: the one on pd2 refuses the WRITE's key */
+	if (q->type == IBV_QPT_XRC_SEND)
+		wr.qp_type.xrc.remote_srqn = xrc_srqn();
 	if (trace)
-		fprintf(stderr, "post_send qp#%ld op=%d len=%u\n",
-			(long)(q - qps), wr.opcode, sge.length);
+		fprintf(stderr, "post_send qp#%ld op=%d len=%u xsrqn=%#x\n",
+			(long)(q - qps), wr.opcode, sge.length,
+			wr.qp_type.xrc.remote_srqn);
 	st.posts++;
 	ibv_post_send(q->qp, &wr, &bad);
 	if (ah)
@@ -262,10 +324,16 @@ void legit_send(struct fqp *q)
 void fuzz_send(struct fqp *q)
 {
 	struct vhca_mring *r = &q->v->sq;
-	size_t stride = (size_t)1 << r->log2_stride;
+	size_t stride;
 	int k = 1 + rnd(4), i;
 	uint32_t cons;
 
+	/* an XRC_RECV QP has no ring to write: its doorbell is all there is */
+	if (!has_sq(q)) {
+		doorbell(q);
+		return;
+	}
+	stride = (size_t)1 << r->log2_stride;
 	for (i = 0; i < k; i++) {
 		cons = __atomic_load_n(&r->hdr->consumer, __ATOMIC_ACQUIRE);
 		/* mostly into free slots; sometimes over what waits */
@@ -275,6 +343,8 @@ void fuzz_send(struct fqp *q)
 		dump_swqe("swqe", q, r->idx, vhca_mring_slot(r, r->idx), stride);
 		r->idx++;
 		st.wqes++;
+		if (q->type == IBV_QPT_XRC_SEND)
+			st.xwqes++;
 	}
 	__atomic_store_n(&r->hdr->producer, r->idx, __ATOMIC_RELEASE);
 	if (chance(80))
