@@ -57,7 +57,7 @@ cd "$VHCA_ROOT"
 bash tools/setup.sh
 make -s all
 # Every figure of the last run, round by round, stays in build/.
-out=build/bench$([ -n "${1:-}" ] && echo "-${1#--}").results
+out=build/bench${1:+-${1#--}}.results
 if [ "${1:-}" = --wire ]; then
 	cmd='bash bench/guest-wire.sh'
 	if [ -n "${VHCA_BENCH_MTU:-}" ]; then
