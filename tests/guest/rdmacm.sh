@@ -5,7 +5,7 @@
 # the same rings as everyone's), then the programs' own QPs carry the data.
 # Both address families, since RoCEv2 GIDs are IPv4-mapped or IPv6.
 . tests/guest/lib/lib.sh
-tap_plan 38
+tap_plan 39
 
 A4=10.76.0.1 A6=fd00:76::1
 ip link set eth0 up
@@ -42,6 +42,10 @@ done
 check "rdma_server/rdma_client" pair "rdma_server" "rdma_client -s $A4"
 check "ucmatose, 4 connections" pair "ucmatose -c 4" "ucmatose -s $A4 -c 4"
 check "udaddy (UD through the CM's SIDR)" pair "udaddy" "udaddy -s $A4"
+# XRC through the CM: an XRC_RECV QP and an XRC SRQ on the server, whose
+# number the accept's private data carries to the client's XRC_SEND QP
+check "rdma_xserver/rdma_xclient -c x (XRC)" \
+	pair "rdma_xserver -c x" "rdma_xclient -c x -s $A4"
 
 # rdma_post_recvv(3): the server side prints TAP
 for mode in small unreg; do
