@@ -53,6 +53,15 @@ fi_pp() {
 	srv_cli fi_pingpong "fi_srv $*" "fi_cli $1 $A ${*:2}"
 }
 
+# fi_rdm DEV: fi_pingpong over libfabric's ofi_rxm on the verbs
+# provider's msg endpoints (what MPI and other RDM users run), with its
+# defaults: rxm sizes its verbs CQ for a universe of 256 peers, 196608
+# CQEs, every message checked
+fi_rdm() {
+	local p="fi_pingpong -p 'verbs;ofi_rxm' -e rdm -d $1 -c -S 65536 -I 100"
+	srv_cli fi_rdm "timeout 120 $p" "timeout 120 $p $A"
+}
+
 # fi_figure SIZE: from the last fi_pp, the line for SIZE bytes:
 # "usec/xfer MB/sec"
 fi_figure() {
