@@ -50,11 +50,12 @@
 #define VHCA_ACK_DELAY		15
 #define VHCA_MAX_QP_WR		32768	/* a power of two */
 /*
- * CQEs of a CQ, a power of two: mlx5's.  libfabric's rxm asks its verbs
- * CQ for (rx + tx size) * universe size, 196608 by default; each CQE is
- * 64 bytes of ring, which counts against the process's RLIMIT_MEMLOCK.
+ * CQEs of a CQ, a power of two: a ring's most (VHCA_RING_MAX_LOG2).
+ * libfabric's rxm asks its verbs CQ for (rx + tx size) * universe size,
+ * 196608 by default; each CQE is 64 bytes of ring, which counts against
+ * the process's RLIMIT_MEMLOCK.
  */
-#define VHCA_MAX_CQE		BIT(22)
+#define VHCA_MAX_CQE		BIT(VHCA_RING_MAX_LOG2)
 #define VHCA_MAX_FAST_PAGES	4096	/* page list of a fast-register MR */
 #define VHCA_VENDOR_ID		0xffffff	/* no OUI: a software device */
 
