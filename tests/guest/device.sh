@@ -269,6 +269,10 @@ check "and can be added again" rdma link add vhca0 type vhca netdev eth0
 # once its port is up.
 wait_for 10 link_state_is vhca0 "ACTIVE physical_state LINK_UP netdev eth0"
 wait_gid vhca0
+# GID 0 is eth0's link-local address, which the admin down and up above
+# made anew: until its DAD is over it resolves to no MAC, and the QP's
+# move to RTR times out (seen when this ran on an idle host)
+wait_for 10 bash -c '! ip -6 addr show dev eth0 scope link tentative | grep -q inet6'
 coproc HOLD { build/tests/rings vhca0 hold 2>&1; }
 read -r -t 30 ready hold_qpn <&"${HOLD[0]}"
 check_eq "a process holds a CQ, an SRQ, an MR and an RC QP that sent 3 SENDs to itself on vhca0" \
