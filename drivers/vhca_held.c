@@ -34,35 +34,57 @@
  */
 #define VHCA_HELD_DEV	4096
 
+/*
+ * vhca_held_start() - have held_work fault in resp.hodp's pages
+ * @qp: the QP whose packet found them missing; caller holds resp.lock
+ *
+ * From here on, @qp's packets are held behind it until held_work has
+ * delivered them all.
+ */
+static void vhca_held_start(struct vhca_qp *qp)
+{
+	qp->resp.held_run = true;
+	queue_work(vhca_wq, &qp->resp.held_work);
+}
+
 /**
  * vhca_held_new() - a copy of a packet's payload, to hold for @qp
  * @qp: the QP it is for; caller holds qp->resp.lock
  * @data: the payload
  * @len: its length (one MTU at most)
+ * @fault: the packet found an ODP page missing (resp.hodp has it), rather
+ *	than coming behind one that did; counted in rcvd_odp_held
  *
  * The caller fills in the packet's message, pointing it at the copy's
  * data, and its deliver function, then vhca_held_add()s it.
  *
  * Return: the copy, or NULL if @qp or its device holds all it may, or
- * there is no memory: the packet is dropped.
+ * there is no memory: the packet is dropped, and a fault it found is
+ * still made, for the packets after it.
  */
-struct vhca_held *vhca_held_new(struct vhca_qp *qp, const u8 *data, u32 len)
+struct vhca_held *vhca_held_new(struct vhca_qp *qp, const u8 *data, u32 len,
+				bool fault)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_held *h;
 
+	if (fault)
+		vhca_count_qp(qp, VHCA_CNT_ODP_HELD);
 	if (qp->resp.nr_held >= VHCA_HELD_QP)
-		return NULL;
+		goto drop;
 	if (atomic_inc_return(&vdev->nr_held) > VHCA_HELD_DEV)
 		goto full;
 	h = kmalloc(struct_size(h, data, len), GFP_ATOMIC | __GFP_NOWARN);
 	if (!h)
 		goto full;
 	memcpy(h->data, data, len);
-	h->begun = false;
+	h->begun = fault;
 	return h;
 full:
 	atomic_dec(&vdev->nr_held);
+drop:
+	if (fault)
+		vhca_held_start(qp);
 	return NULL;
 }
 
@@ -72,19 +94,6 @@ static void vhca_held_free(struct vhca_qp *qp, struct vhca_held *h)
 	qp->resp.nr_held--;
 	atomic_dec(&to_vdev(qp->ibqp.device)->nr_held);
 	kfree(h);
-}
-
-/**
- * vhca_held_start() - have held_work fault in resp.hodp's pages
- * @qp: the QP whose packet found them missing; caller holds resp.lock
- *
- * From here on, @qp's packets are held behind it until held_work has
- * delivered them all.
- */
-void vhca_held_start(struct vhca_qp *qp)
-{
-	qp->resp.held_run = true;
-	queue_work(vhca_wq, &qp->resp.held_work);
 }
 
 /**

@@ -1088,21 +1088,16 @@ static int vhca_resp_uc_held(struct vhca_qp *qp, struct vhca_held *h)
 static void vhca_resp_uc_hold(struct vhca_qp *qp,
 			      const struct vhca_resp_msg *m, bool begun)
 {
-	struct vhca_held *h = vhca_held_new(qp, m->data, m->len);
+	struct vhca_held *h = vhca_held_new(qp, m->data, m->len, begun);
 
-	if (begun)
-		vhca_count_qp(qp, VHCA_CNT_ODP_HELD);
 	if (!h) {
-		if (begun) {
+		if (begun)
 			qp->resp.dropping = true;
-			vhca_held_start(qp);
-		}
 		return;
 	}
 	h->uc = *m;
 	h->uc.data = h->data;
 	h->uc.skb = NULL;	/* its path was checked */
-	h->begun = begun;
 	h->deliver = vhca_resp_uc_held;
 	vhca_held_add(qp, h);
 }

@@ -161,15 +161,10 @@ static int vhca_ud_held(struct vhca_qp *qp, struct vhca_held *h)
 static void vhca_ud_hold(struct vhca_qp *qp, const struct vhca_ud_msg *m,
 			 bool fault)
 {
-	struct vhca_held *h = vhca_held_new(qp, m->data, m->len);
+	struct vhca_held *h = vhca_held_new(qp, m->data, m->len, fault);
 
-	if (fault)
-		vhca_count_qp(qp, VHCA_CNT_ODP_HELD);
-	if (!h) {
-		if (fault)
-			vhca_held_start(qp);
+	if (!h)
 		return;
-	}
 	h->ud = *m;
 	h->ud.data = h->data;
 	h->deliver = vhca_ud_held;

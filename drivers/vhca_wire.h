@@ -171,9 +171,9 @@ struct vhca_held {
 	u8 data[];
 };
 
-struct vhca_held *vhca_held_new(struct vhca_qp *qp, const u8 *data, u32 len);
+struct vhca_held *vhca_held_new(struct vhca_qp *qp, const u8 *data, u32 len,
+				bool fault);
 void vhca_held_add(struct vhca_qp *qp, struct vhca_held *h);
-void vhca_held_start(struct vhca_qp *qp);
 void vhca_held_purge(struct vhca_qp *qp);
 void vhca_held_work(struct work_struct *work);
 void vhca_held_drain(struct vhca_qp *qp);
