@@ -452,6 +452,8 @@ struct vhca_rd_resp {
 	u32 mtu;
 	u32 npkts;
 	u32 sent;
+	u32 xsrqn;	/* XRC TGT: its XRC SRQ, whose PD its rkey is of */
+	u64 xsrq_uid;
 };
 
 /*
@@ -547,6 +549,9 @@ struct vhca_req {
  * @dropping: it is being dropped; only a FIRST or ONLY starts anew
  * @write: it is an RDMA WRITE (else a SEND)
  * @have_wqe: @wqe holds a receive WQE taken for a SEND
+ * @xsrqn: XRC TGT: the XRC SRQ of the message under way, which the
+ *	receive WQE held came from
+ * @xsrq_uid: and its uid (vhca_xsrq_find())
  * @off: bytes of the message placed so far
  * @va: a WRITE's next remote address
  * @rkey: a WRITE's rkey
@@ -589,6 +594,8 @@ struct vhca_resp {
 	bool dropping;
 	bool write;
 	bool have_wqe;
+	u32 xsrqn;
+	u64 xsrq_uid;
 	u32 off;
 	u64 va;
 	u32 rkey;
@@ -703,8 +710,10 @@ struct vhca_exec_state {
  * @nr_mcast: multicast groups it is attached to (vdev->mcast_lock)
  * @xsrq: XRC TGT: the XRC SRQ of the message being received, whose
  *	receive WQEs, CQ and PD it uses; set under RCU, from the number the
- *	message carries, by the one path its peer reaches it by (the INI's
- *	engine, qp->lock), before each use in the same RCU section
+ *	message carries, by the one path its peer reaches it by (an INI of
+ *	this host: that INI's engine, under its qp->lock; one on the wire:
+ *	the responder, under resp.lock), before each use in the same RCU
+ *	section
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
@@ -857,6 +866,7 @@ struct vhca_dev *vhca_dev_by_gid(struct vhca_dev *self, const union ib_gid *gid,
 struct vhca_dev *vhca_dev_by_index(struct vhca_dev *self, u32 index);
 struct vhca_dev *vhca_dev_by_netdev_rcu(const struct net_device *ndev);
 struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn);
+struct vhca_srq *vhca_xsrq_find(const struct vhca_qp *tgt, u32 srqn, u64 uid);
 
 /* vhca_dev.c */
 int vhca_dev_add(const char *name, struct net_device *ndev);

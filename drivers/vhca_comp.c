@@ -460,8 +460,9 @@ static bool vhca_comp_handle(struct vhca_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * The RC QP whose requester a response or CNP with @bth is for, or NULL
- * (counted) if there is none that takes it.  Under rcu_read_lock().
+ * The RC QP or XRC INI whose requester a response or CNP with @bth is
+ * for, or NULL (counted) if there is none that takes it.  Under
+ * rcu_read_lock().
  */
 static struct vhca_qp *vhca_comp_requester(struct vhca_dev *vdev,
 					   const struct vhca_bth *bth)
@@ -469,7 +470,9 @@ static struct vhca_qp *vhca_comp_requester(struct vhca_dev *vdev,
 	struct vhca_qp *qp;
 
 	qp = xa_load(&vdev->qp_xa, ntohl(bth->qpn) & VHCA_BTH_QPN_MASK);
-	if (!qp || !qp->req.fl || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	/* an XRC TGT QP only receives: it has nothing to complete */
+	if (!qp || !qp->req.fl || qp->ibqp.qp_type == IB_QPT_XRC_TGT ||
+	    READ_ONCE(qp->state) == IB_QPS_RESET) {
 		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
 		return NULL;
 	}
@@ -512,6 +515,11 @@ bool vhca_comp_response(struct vhca_dev *vdev, struct sk_buff *skb,
 	qp = vhca_comp_requester(vdev, bth);
 	if (!qp)
 		return false;
+	/* an RC response for an RC QP, an XRC one for an XRC INI */
+	if ((bth->opcode & VHCA_OP_CLASS_MASK) != vhca_qp_class(qp)) {
+		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);
+		return false;
+	}
 	if (skb_queue_len_lockless(&qp->req.rxq) >= VHCA_REQ_RXQ_MAX) {
 		/* the work is that far behind: lost, and asked for again */
 		vhca_count_qp(qp, VHCA_CNT_RCVD_QUEUE_FULL);

@@ -19,31 +19,16 @@
 #include "vhca_wire.h"
 
 /*
- * The XRC SRQ of @peer's XRC domain whose number @w names, made the one
- * @peer receives with (peer->xsrq).  False if there is none: the request
- * is refused, as an XRC TGT QP refuses an XRCETH that names an SRQ
- * outside its domain.  Caller holds rcu_read_lock().
- */
-static bool vhca_peer_xsrq(struct vhca_qp *peer, const struct vhca_swqe *w)
-{
-	struct vhca_dev *pdev = to_vdev(peer->ibqp.device);
-	struct vhca_srq *srq = xa_load(&pdev->xsrq_xa, w->xrc_srqn);
-
-	if (!srq || srq->ibsrq.ext.xrc.xrcd != peer->ibqp.xrcd)
-		return false;
-	peer->xsrq = srq;
-	return true;
-}
-
-/*
  * The responder: a QP of the vhca device the AV's DGID belongs to (this
  * one or another of this host), of the same type (an XRC INI's is an XRC
  * TGT), ready to receive, and connected back to @qp, RC and UC alike: as
  * on the wire (vhca_net_on_path()), a connected QP takes messages from
  * its own peer only, and anyone else's are dropped and counted off path.
  * NULL if there is none: on a wire nobody would answer.  For an XRC INI,
- * ERR_PTR(-EACCES) if @w names no XRC SRQ of the peer's domain
- * (vhca_peer_xsrq()).  Caller holds rcu_read_lock().
+ * the XRC SRQ @w names is made the one the TGT receives with
+ * (peer->xsrq), or ERR_PTR(-EACCES) if its domain has none of that
+ * number: refused, as an XRCETH naming no SRQ of the TGT's domain is.
+ * Caller holds rcu_read_lock().
  */
 static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp,
 				 const struct vhca_swqe *w)
@@ -52,6 +37,7 @@ static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp,
 					    qp->attr.dest_qp_num);
 	bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_INI;
 	enum ib_qp_state state;
+	struct vhca_srq *srq;
 
 	if (!peer || peer->ibqp.qp_type != (xrc ? IB_QPT_XRC_TGT :
 					    qp->ibqp.qp_type))
@@ -64,8 +50,14 @@ static struct vhca_qp *vhca_peer(struct vhca_dev *vdev, struct vhca_qp *qp,
 		vhca_count_qp(peer, VHCA_CNT_RCVD_OFF_PATH);
 		return NULL;
 	}
-	if (xrc && !vhca_peer_xsrq(peer, w))
-		return ERR_PTR(-EACCES);
+	if (xrc) {
+		/* its 24 bits, as an XRCETH carries them */
+		srq = vhca_xsrq_find(peer, w->xrc_srqn & VHCA_XRCETH_SRQ_MASK,
+				     0);
+		if (!srq)
+			return ERR_PTR(-EACCES);
+		peer->xsrq = srq;
+	}
 	return peer;
 }
 

@@ -253,3 +253,29 @@ struct vhca_qp *vhca_qp_find(struct vhca_dev *vdev, u32 dev, u32 qpn)
 
 	return dst ? xa_load(&dst->qp_xa, qpn) : NULL;
 }
+
+/**
+ * vhca_xsrq_find() - the XRC SRQ a message for an XRC TGT QP names
+ * @tgt: the XRC TGT QP
+ * @srqn: the SRQ's number, from the message (the XRCETH, or the WQE of
+ *	an INI of this host)
+ * @uid: 0, or the uid the SRQ must have: a receive WQE taken from an SRQ
+ *	since destroyed is never completed on a new one of its number
+ *
+ * An SRQ of another XRC domain than @tgt's is not found: a sender may
+ * name only the SRQs of the domain its TGT QP is in.  Caller holds
+ * rcu_read_lock(): an XRC SRQ is freed a grace period after it leaves
+ * the table.
+ *
+ * Return: the SRQ, or NULL.
+ */
+struct vhca_srq *vhca_xsrq_find(const struct vhca_qp *tgt, u32 srqn, u64 uid)
+{
+	struct vhca_dev *vdev = to_vdev(tgt->ibqp.device);
+	struct vhca_srq *srq = xa_load(&vdev->xsrq_xa, srqn);
+
+	if (!srq || srq->ibsrq.ext.xrc.xrcd != tgt->ibqp.xrcd ||
+	    (uid && srq->uid != uid))
+		return NULL;
+	return srq;
+}

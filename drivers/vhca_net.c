@@ -244,8 +244,8 @@ void vhca_net_drain(struct vhca_qp *qp)
  * @payload: where they go
  *
  * The skb has room in front for UDP, IP and the link layer, and holds the
- * BTH, then DETH, FETH, RETH and ImmDt as @h asks (in the IBA's order), the
- * payload, the pad and the ICRC.  Any context.
+ * BTH, then XRCETH, DETH, FETH, RETH and ImmDt as @h asks (in the IBA's
+ * order), the payload, the pad and the ICRC.  Any context.
  *
  * Return: the skb, or NULL if there is no memory (the packet is lost).
  */
@@ -259,7 +259,8 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 
 	head = LL_RESERVED_SPACE(vdev->ndev) + sizeof(struct ipv6hdr) +
 	       sizeof(struct udphdr);
-	size = sizeof(*bth) + (h->has_deth ? sizeof(struct vhca_deth) : 0) +
+	size = sizeof(*bth) + (h->has_xrceth ? sizeof(__be32) : 0) +
+	       (h->has_deth ? sizeof(struct vhca_deth) : 0) +
 	       (h->has_feth ? sizeof(__be32) : 0) +
 	       (h->has_reth ? sizeof(struct vhca_reth) : 0) +
 	       (h->has_atomic ? sizeof(struct vhca_atomic_eth) : 0) +
@@ -278,6 +279,9 @@ struct sk_buff *vhca_net_alloc(struct vhca_dev *vdev,
 			 (h->becn ? VHCA_BTH_BECN : 0));
 	bth->apsn = htonl((h->psn & VHCA_BTH_PSN_MASK) |
 			  (h->ackreq ? VHCA_BTH_ACKREQ : 0));
+	if (h->has_xrceth)
+		put_unaligned_be32(h->xrcsrq & VHCA_XRCETH_SRQ_MASK,
+				   skb_put(skb, sizeof(__be32)));
 	if (h->has_deth) {
 		struct vhca_deth *deth = skb_put(skb, sizeof(*deth));
 
@@ -662,10 +666,9 @@ void vhca_net_send_av(struct vhca_dev *vdev, struct sk_buff *skb,
 		      const union ib_gid *sgid)
 {
 	u8 op = ((struct vhca_bth *)skb->data)->opcode;
-	bool ect = qp->ibqp.qp_type == IB_QPT_RC &&
-		   op != (VHCA_OP_RC | VHCA_OP_ACK) &&
-		   op != (VHCA_OP_RC | VHCA_OP_ATOMIC_ACK) &&
-		   op != VHCA_OP_CNP;
+	u8 rop = op & ~VHCA_OP_CLASS_MASK;
+	bool ect = vhca_qpt_rc(qp->ibqp.qp_type) && op != VHCA_OP_CNP &&
+		   rop != VHCA_OP_ACK && rop != VHCA_OP_ATOMIC_ACK;
 
 	vhca_net_xmit(vdev, skb, av, NULL, sgid, av->network_type, qp, ect,
 		      &qp->dst_cache);

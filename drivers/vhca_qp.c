@@ -487,12 +487,6 @@ static int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = vhca_qp_check_attr(qp, attr, mask, cur);
 	if (err)
 		goto out;
-	/* XRC's packets (the XRCETH) are not on vhca's wire yet */
-	if (vhca_qpt_xrc(ibqp->qp_type) && (mask & IB_QP_AV) &&
-	    vhca_av_dst_dev(qp, &attr->ah_attr) == U32_MAX) {
-		err = -EOPNOTSUPP;
-		goto out;
-	}
 
 	vhca_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET)

@@ -67,28 +67,38 @@ out:
 }
 
 /*
- * A receive WQE a UC message from the wire took, and which that message
- * (or a dropped one) still holds, completes first, in order.
+ * A receive WQE a message from the wire took, and which that message (or
+ * a dropped one) still holds, completes first, in order: on an XRC TGT
+ * QP's, on the CQ of the XRC SRQ it came from, if that is still there.
  */
 static void vhca_qp_resp_flush(struct vhca_qp *qp)
 {
+	struct vhca_resp *r = &qp->resp;
 	struct vhca_cqe cqe = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.opcode = IB_WC_RECV,
 		.qp_num = qp->ibqp.qp_num,
 	};
+	struct ib_cq *cq = qp->ibqp.recv_cq;
+	struct vhca_srq *srq;
 
-	spin_lock_bh(&qp->resp.lock);
-	if (qp->resp.have_wqe) {
-		qp->resp.have_wqe = false;
-		cqe.wr_id = qp->resp.wqe->wr_id;
-		vhca_cq_post(to_vcq(qp->ibqp.recv_cq), &cqe, false);
+	rcu_read_lock();
+	spin_lock_bh(&r->lock);
+	if (r->have_wqe && qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		srq = vhca_xsrq_find(qp, r->xsrqn, r->xsrq_uid);
+		cq = srq ? srq->ibsrq.ext.cq : NULL;
 	}
-	qp->resp.active = false;
-	qp->resp.closed = true;
+	if (r->have_wqe && cq) {
+		cqe.wr_id = r->wqe->wr_id;
+		vhca_cq_post(to_vcq(cq), &cqe, false);
+	}
+	r->have_wqe = false;
+	r->active = false;
+	r->closed = true;
 	vhca_held_purge(qp);	/* what they hold is not delivered */
-	vhca_resp_rd_forget(&qp->resp);	/* READs are not answered */
-	spin_unlock_bh(&qp->resp.lock);
+	vhca_resp_rd_forget(r);	/* READs are not answered */
+	spin_unlock_bh(&r->lock);
+	rcu_read_unlock();
 }
 
 /*
@@ -105,8 +115,8 @@ static bool vhca_exec_abort_srq(struct vhca_qp *qp, struct vhca_qp *peer)
 		return peer->ibqp.qp_type == qp->ibqp.qp_type;
 	if (peer->ibqp.qp_type != IB_QPT_XRC_TGT)
 		return false;
-	srq = xa_load(&to_vdev(peer->ibqp.device)->xsrq_xa, qp->exec.xsrqn);
-	if (!srq || srq->uid != qp->exec.xsrq_uid)
+	srq = vhca_xsrq_find(peer, qp->exec.xsrqn, qp->exec.xsrq_uid);
+	if (!srq)
 		return false;	/* gone, and its WQEs with it */
 	peer->xsrq = srq;
 	return true;
@@ -246,12 +256,12 @@ void vhca_qp_set_sq_error(struct vhca_qp *qp)
  * vhca_qp_wqe_failed() - stop a QP whose send WQE completed in error
  * @qp: the QP, the WQE retired; caller holds qp->lock
  *
- * An RC QP goes to the error state; a UC or UD QP's send queue only
- * (IBA 10.3.1).
+ * An RC QP (or XRC INI) goes to the error state; a UC or UD QP's send
+ * queue only (IBA 10.3.1).
  */
 void vhca_qp_wqe_failed(struct vhca_qp *qp)
 {
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (vhca_qpt_rc(qp->ibqp.qp_type))
 		vhca_qp_set_error(qp);
 	else
 		vhca_qp_set_sq_error(qp);

@@ -56,9 +56,9 @@ static bool vhca_recv_ud(struct vhca_dev *vdev, struct sk_buff *skb,
 }
 
 /*
- * A UC or RC request for @vdev, laid out like vhca_recv_ud()'s: its
- * extension headers in the IBA's order, FETH, RETH or AtomicETH, then
- * ImmDt or IETH.  Returns false to drop it as malformed.
+ * A UC, RC or XRC request for @vdev, laid out like vhca_recv_ud()'s: its
+ * extension headers in the IBA's order, XRCETH, FETH, RETH or AtomicETH,
+ * then ImmDt or IETH.  Returns false to drop it as malformed.
  */
 static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
 			  const struct vhca_bth *bth, u32 pkt, bool ce)
@@ -71,7 +71,12 @@ static bool vhca_recv_req(struct vhca_dev *vdev, struct sk_buff *skb,
 		return false;
 	m.op = bth->opcode & ~VHCA_OP_CLASS_MASK;
 	m.flags = pkt;
-	m.rc = (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC;
+	m.xrc = pkt & VHCA_PKT_XRCETH;
+	m.rc = m.xrc || (bth->opcode & VHCA_OP_CLASS_MASK) == VHCA_OP_RC;
+	if (m.xrc) {
+		m.xrcsrq = get_unaligned_be32(p) & VHCA_XRCETH_SRQ_MASK;
+		p += sizeof(__be32);
+	}
 	if (pkt & VHCA_PKT_FETH) {
 		m.feth = get_unaligned_be32(p);
 		p += sizeof(__be32);

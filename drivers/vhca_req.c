@@ -143,6 +143,18 @@ static u8 vhca_req_op(bool write, bool first, bool last, bool imm)
 	return write ? VHCA_OP_WRITE_MIDDLE : VHCA_OP_SEND_MIDDLE;
 }
 
+/*
+ * What every request of WQE @w carries besides its operation: the
+ * destination QP and, from an XRC INI, the XRCETH with the SRQ @w names.
+ */
+static void vhca_req_hdr(const struct vhca_qp *qp, const struct vhca_swqe *w,
+			 struct vhca_tx_hdr *h)
+{
+	h->dqpn = qp->attr.dest_qp_num;
+	h->has_xrceth = qp->ibqp.qp_type == IB_QPT_XRC_INI;
+	h->xrcsrq = w->xrc_srqn;
+}
+
 /* The packets, and PSNs, of a SEND or WRITE of @len bytes. */
 static u32 vhca_req_npkts(struct vhca_dev *vdev, struct vhca_qp *qp, u32 len)
 {
@@ -233,13 +245,13 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 			    struct vhca_cursor *src, u32 len, u32 psn,
 			    u32 from, u32 max)
 {
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = vhca_qpt_rc(qp->ibqp.qp_type);
+	u8 class = vhca_qp_class(qp);
 	bool write = vhca_wr_is(w->opcode, VHCA_OPF_WRITE);
 	bool imm = vhca_wr_is(w->opcode, VHCA_OPF_IMM);
 	bool inv = vhca_wr_is(w->opcode, VHCA_OPF_INV);
 	u32 mtu = vhca_qp_mtu(vdev, qp), npkts = vhca_req_npkts(vdev, qp, len);
 	struct vhca_tx_hdr h = {
-		.dqpn = qp->attr.dest_qp_num,
 		.va = w->rdma.remote_addr,
 		.rkey = w->rdma.rkey,
 		.dmalen = len,
@@ -253,6 +265,7 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 	u32 i, n, off, end;
 	int err;
 
+	vhca_req_hdr(qp, w, &h);
 	/* the process may have rewritten the WQE to fewer bytes meanwhile */
 	from = min(from, npkts - 1);
 	end = from + min(max, npkts - from);
@@ -268,11 +281,10 @@ static u32 vhca_req_packets(struct vhca_dev *vdev, struct vhca_qp *qp,
 			odp = vhca_segs_odp(src->seg, src->nseg);
 		}
 		n = min(len - off, mtu);
-		h.opcode = (rc ? VHCA_OP_RC : VHCA_OP_UC) |
-			   vhca_req_op(write, first, last, imm);
+		h.opcode = class | vhca_req_op(write, first, last, imm);
 		if (inv && last)
-			h.opcode = VHCA_OP_RC | (first ? VHCA_OP_SEND_ONLY_INV :
-						 VHCA_OP_SEND_LAST_INV);
+			h.opcode = class | (first ? VHCA_OP_SEND_ONLY_INV :
+					    VHCA_OP_SEND_LAST_INV);
 		h.psn = (psn + i) & VHCA_BTH_PSN_MASK;
 		h.se = last && (w->flags & VHCA_SWQE_F_SOLICITED);
 		h.has_reth = write && first;
@@ -423,8 +435,7 @@ void vhca_req_ask_read(struct vhca_qp *qp, const struct vhca_req_wqe *e,
 {
 	u32 done = e->got * vhca_qp_mtu(to_vdev(qp->ibqp.device), qp);
 	struct vhca_tx_hdr h = {
-		.opcode = VHCA_OP_RC | VHCA_OP_READ_REQ,
-		.dqpn = qp->attr.dest_qp_num,
+		.opcode = vhca_qp_class(qp) | VHCA_OP_READ_REQ,
 		.psn = (e->psn + e->got) & VHCA_BTH_PSN_MASK,
 		.ackreq = true,
 		.has_reth = true,
@@ -433,6 +444,7 @@ void vhca_req_ask_read(struct vhca_qp *qp, const struct vhca_req_wqe *e,
 		.dmalen = e->len - done,
 	};
 
+	vhca_req_hdr(qp, w, &h);
 	vhca_req_went(qp, h.psn, 1, e->psn + e->npkts);
 	vhca_req_request(qp, &h, NULL, 0);
 }
@@ -447,10 +459,9 @@ static void vhca_req_ask_atomic(struct vhca_qp *qp, const struct vhca_req_wqe *e
 	bool cas = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
 	bool aw = vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC_WRITE);
 	struct vhca_tx_hdr h = {
-		.opcode = VHCA_OP_RC |
+		.opcode = vhca_qp_class(qp) |
 			  (aw ? VHCA_OP_ATOMIC_WRITE :
 			   cas ? VHCA_OP_CMP_SWAP : VHCA_OP_FETCH_ADD),
-		.dqpn = qp->attr.dest_qp_num,
 		.psn = e->psn,
 		.ackreq = true,
 		.has_reth = aw,
@@ -463,6 +474,7 @@ static void vhca_req_ask_atomic(struct vhca_qp *qp, const struct vhca_req_wqe *e
 		.compare = cas ? w->atomic.compare_add : 0,
 	};
 
+	vhca_req_hdr(qp, w, &h);
 	vhca_req_went(qp, h.psn, 1, e->psn + 1);
 	vhca_req_request(qp, &h, &w->atomic.swap, aw ? sizeof(u64) : 0);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The responder of UC and RC on the wire.  The local path (vhca_engine.c)
+ * The responder of UC, RC and XRC on the wire.  The local path (vhca_engine.c)
  * moves a whole message at once; here a message is a sequence of packets
  * that vhca_recv.c parsed, and the responder keeps, per QP, where the
  * message under way is (struct vhca_resp): it places SENDs and WRITEs,
@@ -158,8 +158,8 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 					       .len = m->len };
 	} else {
 		room = vhca_sges(vdev, r->wqe->sge, r->wqe->num_sge,
-				 qp->ibqp.pd, IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP,
-				 r->seg, &nd);
+				 vhca_qp_pd(qp),
+				 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, r->seg, &nd);
 		if (room < 0)
 			return IB_WC_LOC_PROT_ERR;
 		if (r->off + m->len > room)
@@ -250,7 +250,7 @@ static void vhca_resp_ack(struct vhca_dev *vdev, struct vhca_qp *qp, u8 op,
 			  u32 psn, u8 syndrome, u64 orig)
 {
 	struct vhca_tx_hdr h = {
-		.opcode = VHCA_OP_RC | op,
+		.opcode = vhca_qp_class(qp) | op,
 		.dqpn = qp->attr.dest_qp_num,
 		.psn = psn & VHCA_BTH_PSN_MASK,
 		.has_aeth = true,
@@ -417,7 +417,7 @@ static bool vhca_resp_rd_send(struct vhca_dev *vdev, struct vhca_qp *qp,
 	struct sk_buff *skb;
 	struct vhca_seg out;
 
-	h.opcode = VHCA_OP_RC | op;
+	h.opcode = vhca_qp_class(qp) | op;
 	h.has_aeth = op != VHCA_OP_READ_RESP_MIDDLE;
 	skb = vhca_net_alloc(vdev, &h, k, &out.kdst);
 	if (!skb)
@@ -430,6 +430,34 @@ static bool vhca_resp_rd_send(struct vhca_dev *vdev, struct vhca_qp *qp,
 	vhca_net_send_av(vdev, skb, qp, &b->av, &b->sgid);
 	e->sent++;
 	return true;
+}
+
+/*
+ * The MR or window READ @e reads from, if its rkey still grants it.  An
+ * XRC TGT QP's READ is of the PD of the XRC SRQ its request named, which
+ * is made the QP's again under resp.lock, as for a packet; if that SRQ
+ * is gone, so is the READ.  Under rcu_read_lock().
+ */
+static struct vhca_mr *vhca_resp_rd_mr(struct vhca_dev *vdev,
+				       struct vhca_qp *qp,
+				       const struct vhca_rd_resp *e)
+{
+	int access = IB_ACCESS_REMOTE_READ | VHCA_FIND_ODP;
+	struct vhca_mr *mr = NULL;
+	struct vhca_srq *srq;
+
+	if (qp->ibqp.qp_type != IB_QPT_XRC_TGT)
+		return vhca_mr_find_remote(vdev, e->rkey, qp, access, e->va,
+					   e->len);
+	spin_lock(&qp->resp.lock);	/* bottom halves are off */
+	srq = vhca_xsrq_find(qp, e->xsrqn, e->xsrq_uid);
+	if (srq) {
+		qp->xsrq = srq;
+		mr = vhca_mr_find_remote(vdev, e->rkey, qp, access, e->va,
+					 e->len);
+	}
+	spin_unlock(&qp->resp.lock);
+	return mr;
 }
 
 /*
@@ -454,9 +482,7 @@ static bool vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 	rcu_read_lock();
 	if (e->len) {
-		mr = vhca_mr_find_remote(vdev, e->rkey, qp,
-					 IB_ACCESS_REMOTE_READ | VHCA_FIND_ODP,
-					 e->va, e->len);
+		mr = vhca_resp_rd_mr(vdev, qp, e);
 		odp = mr && mr->type == VHCA_MR_ODP;
 		if (mr && !odp && !vhca_mr_read_begin(mr, e->rkey))
 			mr = NULL;
@@ -656,6 +682,7 @@ static int vhca_resp_read(struct vhca_dev *vdev, struct vhca_qp *qp,
 	r->rd[r->rd_tail++ & (VHCA_RD_QUEUE - 1)] = (struct vhca_rd_resp){
 		.va = m->va, .rkey = m->rkey, .len = m->dmalen,
 		.psn = m->psn, .msn = r->msn, .mtu = mtu, .npkts = *npkts,
+		.xsrqn = r->xsrqn, .xsrq_uid = r->xsrq_uid,
 	};
 	vhca_resp_rd_kick(qp);
 	return -1;
@@ -969,6 +996,33 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
+ * XRC: the XRC SRQ the XRCETH of @m names, in the TGT QP's domain, made
+ * the one the QP receives with (qp->xsrq): its receive WQEs, CQ and PD.
+ * The packets of a message name the same SRQ, the one that gave the
+ * receive WQE held; a WQE held for an SRQ since destroyed went with it.
+ * Returns a NAK code, or -1.  Caller holds qp->resp.lock.
+ */
+static int vhca_resp_xsrq(struct vhca_qp *qp, const struct vhca_resp_msg *m)
+{
+	struct vhca_resp *r = &qp->resp;
+	bool cont = r->have_wqe || (r->active && !(m->flags & VHCA_PKT_FIRST));
+	struct vhca_srq *srq;
+
+	if (cont && m->xrcsrq != r->xsrqn)
+		return VHCA_NAK_INV_REQ;
+	srq = vhca_xsrq_find(qp, m->xrcsrq, cont ? r->xsrq_uid : 0);
+	if (!srq) {
+		r->have_wqe = false;
+		r->active = false;
+		return VHCA_NAK_REM_ACCESS;
+	}
+	qp->xsrq = srq;
+	r->xsrqn = srq->srqn;
+	r->xsrq_uid = srq->uid;
+	return -1;
+}
+
+/*
  * An RC request packet: in PSN order it is executed; behind, it is a
  * duplicate; ahead, one was lost, and a sequence NAK (one per gap) asks
  * for it again.  Caller holds qp->resp.lock.
@@ -979,6 +1033,7 @@ static void vhca_resp_rc(struct vhca_dev *vdev, struct vhca_qp *qp,
 {
 	struct vhca_resp *r = &qp->resp;
 	s32 d = vhca_psn_diff(m->psn, r->epsn);
+	int nak;
 
 	if (m->ce)
 		vhca_resp_cnp(vdev, qp);
@@ -996,6 +1051,13 @@ static void vhca_resp_rc(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return;
 	}
 	r->nak_sent = false;
+	if (m->xrc) {
+		nak = vhca_resp_xsrq(qp, m);
+		if (nak >= 0) {
+			vhca_resp_nak(vdev, qp, m->psn, nak);
+			return;
+		}
+	}
 	vhca_resp_execute(vdev, qp, m, first, last, imm);
 }
 
@@ -1103,11 +1165,11 @@ static void vhca_resp_uc_hold(struct vhca_qp *qp,
 }
 
 /**
- * vhca_resp_recv() - a UC or RC request packet for QP @m->dqpn
+ * vhca_resp_recv() - a UC, RC or XRC request packet for QP @m->dqpn
  * @vdev: the device it arrived on
  * @m: the packet
  *
- * RC goes to vhca_resp_rc().  UC is placed as it comes
+ * RC and XRC go to vhca_resp_rc().  UC is placed as it comes
  * (vhca_resp_uc_begin()); nothing goes back to the sender.  A UC packet
  * that finds an ODP page missing is held with those behind it, in order,
  * until the page is faulted in (vhca_held.c).  Softirq context, under
@@ -1118,7 +1180,8 @@ void vhca_resp_recv(struct vhca_dev *vdev, const struct vhca_resp_msg *m)
 	struct vhca_qp *qp = xa_load(&vdev->qp_xa, m->dqpn);
 	struct vhca_resp *r;
 
-	if (!qp || qp->ibqp.qp_type != (m->rc ? IB_QPT_RC : IB_QPT_UC) ||
+	if (!qp || qp->ibqp.qp_type != (m->xrc ? IB_QPT_XRC_TGT :
+					m->rc ? IB_QPT_RC : IB_QPT_UC) ||
 	    !vhca_qps_receives(READ_ONCE(qp->state))) {
 		vhca_count(vdev, VHCA_CNT_RCVD_PKTS);
 		vhca_count(vdev, VHCA_CNT_RCVD_NO_QP);

@@ -74,12 +74,14 @@ struct vhca_atomic_eth {
 
 /*
  * Opcodes: a transport class in the top three bits, then the operation.
- * vhca speaks UD SEND and the RC and UC operations on the wire.
+ * vhca speaks UD SEND and the RC, UC and XRC operations on the wire; XRC
+ * has RC's, but for ATOMIC WRITE and FLUSH.
  */
 enum {
 	VHCA_OP_CLASS_MASK		= 0xe0,
 	VHCA_OP_RC			= 0x00,
 	VHCA_OP_UC			= 0x20,
+	VHCA_OP_XRC			= 0xa0,
 	VHCA_OP_SEND_FIRST		= 0x00,
 	VHCA_OP_SEND_MIDDLE		= 0x01,
 	VHCA_OP_SEND_LAST		= 0x02,
@@ -138,7 +140,12 @@ enum {
 	VHCA_PKT_ATOMIC_WRITE	= 1 << 16,
 	VHCA_PKT_FLUSH		= 1 << 17,	/* a FLUSH (annex A19) */
 	VHCA_PKT_FETH		= 1 << 18,	/* its FETH, before the RETH */
+	/* an XRC request's XRCETH, first after the BTH: the SRQ it is for */
+	VHCA_PKT_XRCETH		= 1 << 19,
 };
+
+/* The XRCETH: 8 reserved bits, then the number of an XRC SRQ. */
+#define VHCA_XRCETH_SRQ_MASK	0x00ffffff
 
 /*
  * The FLUSH extended transport header: the placement type (IB_FLUSH_*
@@ -154,7 +161,8 @@ extern const u32 vhca_pkt_ops[256];
 /* Bytes of the extension headers a packet with VHCA_PKT_* @f has. */
 static inline u32 vhca_pkt_hlen(u32 f)
 {
-	return (f & VHCA_PKT_FETH ? sizeof(__be32) : 0) +
+	return (f & VHCA_PKT_XRCETH ? sizeof(__be32) : 0) +
+	       (f & VHCA_PKT_FETH ? sizeof(__be32) : 0) +
 	       (f & VHCA_PKT_RETH ? sizeof(struct vhca_reth) : 0) +
 	       (f & VHCA_PKT_AETH ? sizeof(struct vhca_aeth) : 0) +
 	       (f & VHCA_PKT_ATMETH ? sizeof(struct vhca_atomic_eth) : 0) +

@@ -17,6 +17,8 @@ struct vhca_tx_hdr {
 	bool ackreq;
 	u32 dqpn;
 	u32 psn;
+	bool has_xrceth;	/* an XRC request's, naming SRQ @xrcsrq */
+	u32 xrcsrq;
 	bool has_deth;
 	u32 qkey;
 	u32 sqpn;
@@ -39,11 +41,13 @@ struct vhca_tx_hdr {
 	u64 orig;
 };
 
-/* A UC or RC request packet from the wire, as the responder takes it. */
+/* A UC, RC or XRC request packet from the wire, as the responder takes it. */
 struct vhca_resp_msg {
 	u8 op;		/* without the class bits */
 	u32 flags;	/* VHCA_PKT_* of its opcode */
-	bool rc;
+	bool rc;	/* RC's protocol: RC or XRC */
+	bool xrc;
+	u32 xrcsrq;	/* XRC: the SRQ its XRCETH names */
 	bool se;
 	bool ackreq;
 	bool ce;	/* its IP header's ECN field says Congestion Experienced */
@@ -121,6 +125,14 @@ static inline u32 vhca_qp_mtu(struct vhca_dev *vdev, struct vhca_qp *qp)
 			      READ_ONCE(vdev->active_mtu));
 
 	return ib_mtu_enum_to_int(max(mtu, IB_MTU_256));
+}
+
+/* The class of the opcodes @qp sends and receives on the wire. */
+static inline u8 vhca_qp_class(const struct vhca_qp *qp)
+{
+	if (vhca_qpt_xrc(qp->ibqp.qp_type))
+		return VHCA_OP_XRC;
+	return qp->ibqp.qp_type == IB_QPT_UC ? VHCA_OP_UC : VHCA_OP_RC;
 }
 
 /*

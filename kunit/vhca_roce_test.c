@@ -168,18 +168,38 @@ static void pkt_table(struct kunit *test)
 		/* FETH, then RETH; no payload */
 		{ VHCA_OP_RC | VHCA_OP_FLUSH, 20,
 		  VHCA_PKT_FLUSH | VHCA_PKT_FETH | VHCA_PKT_RETH },
+		/* XRC: an XRCETH on every request, none on a response */
+		{ VHCA_OP_XRC | VHCA_OP_SEND_ONLY, 4,
+		  VHCA_PKT_SEND | VHCA_PKT_XRCETH },
+		{ VHCA_OP_XRC | VHCA_OP_SEND_MIDDLE, 4,
+		  VHCA_PKT_SEND | VHCA_PKT_XRCETH },
+		{ VHCA_OP_XRC | VHCA_OP_WRITE_FIRST, 20,
+		  VHCA_PKT_WRITE | VHCA_PKT_RETH | VHCA_PKT_XRCETH },
+		{ VHCA_OP_XRC | VHCA_OP_READ_REQ, 20,
+		  VHCA_PKT_READ | VHCA_PKT_XRCETH },
+		{ VHCA_OP_XRC | VHCA_OP_FETCH_ADD, 32,
+		  VHCA_PKT_ATOMIC | VHCA_PKT_XRCETH },
+		{ VHCA_OP_XRC | VHCA_OP_SEND_ONLY_INV, 8,
+		  VHCA_PKT_SEND | VHCA_PKT_INV | VHCA_PKT_XRCETH },
+		{ VHCA_OP_XRC | VHCA_OP_READ_RESP_FIRST, 4,
+		  VHCA_PKT_RESP | VHCA_PKT_FIRST },
+		{ VHCA_OP_XRC | VHCA_OP_ATOMIC_ACK, 12, VHCA_PKT_RESP },
 		{ VHCA_OP_UD_SEND_ONLY, 8, VHCA_PKT_SEND | VHCA_PKT_DETH },
 		{ VHCA_OP_UD_SEND_ONLY_IMM, 12, VHCA_PKT_SEND | VHCA_PKT_IMM },
 		{ VHCA_OP_CNP, 0, VHCA_PKT_CNP },
 	};
 	/*
-	 * reserved in RC; READ, atomics and FLUSH in UC; UD's SEND_FIRST
+	 * reserved in RC and XRC; READ, atomics and FLUSH in UC; ATOMIC
+	 * WRITE and FLUSH in XRC; UD's SEND_FIRST
 	 */
 	static const u8 none[] = { VHCA_OP_RC | 0x15, VHCA_OP_RC | 0x18,
 				   VHCA_OP_UC | VHCA_OP_READ_REQ,
 				   VHCA_OP_UC | VHCA_OP_CMP_SWAP,
 				   VHCA_OP_UC | VHCA_OP_ATOMIC_WRITE,
-				   VHCA_OP_UC | VHCA_OP_FLUSH, 0x60, 0x80 };
+				   VHCA_OP_UC | VHCA_OP_FLUSH,
+				   VHCA_OP_XRC | 0x15, VHCA_OP_XRC | 0x18,
+				   VHCA_OP_XRC | VHCA_OP_ATOMIC_WRITE,
+				   VHCA_OP_XRC | VHCA_OP_FLUSH, 0x60, 0x80 };
 	unsigned int i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
@@ -207,7 +227,15 @@ static void pkt_table(struct kunit *test)
 				VHCA_PKT_FLUSH)), 1,
 				"opcode %#x", i);
 	}
-	KUNIT_EXPECT_EQ(test, n, 25 + 12 + 2 + 1);	/* RC, UC, UD, CNP */
+	/* RC, UC, XRC, UD, CNP */
+	KUNIT_EXPECT_EQ(test, n, 25 + 12 + 23 + 2 + 1);
+	/* and an XRC request's XRCETH is the only thing RC's lacks */
+	for (i = VHCA_OP_XRC; i < VHCA_OP_XRC + 0x20; i++)
+		if (vhca_pkt_ops[i] && !(vhca_pkt_ops[i] & VHCA_PKT_RESP))
+			KUNIT_EXPECT_EQ_MSG(test, vhca_pkt_ops[i],
+					    vhca_pkt_ops[i - VHCA_OP_XRC] |
+					    VHCA_PKT_XRCETH,
+					    "opcode %#x", i);
 }
 
 static struct kunit_case vhca_roce_cases[] = {
