@@ -2,8 +2,8 @@
 /*
  * datacheck: every byte of every message checked, on any device pair.
  *
- *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT]
- *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE]
+ *   datacheck -d DEV [-g GIDX] [-t rc|uc|ud|xrc] [-o OP,...] [-n COUNT]
+ *             [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-X] [-H FILE]
  *             [-T TIMEOUT] [-P] [-S] [-p PORT] [SERVER]
  *
  * Without SERVER it waits on TCP PORT (18520) for a client; the client
@@ -78,10 +78,19 @@
  *
  * -S (each end its own): its receive WQEs go to a shared receive queue
  * (ibv_post_srq_recv) that its QP takes them from.
+ *
+ * -t xrc: the client sends on an XRC_SEND QP, every WQE naming the
+ * server's XRC SRQ; the server receives through an XRC_RECV QP of an XRC
+ * domain of its own, into that SRQ, whose CQ gets its completions.  The
+ * operations are RC's but ATOMIC WRITE; no memory windows.  The server
+ * prints its SRQ's number.  -X (client): then one more SEND, naming an
+ * SRQ the server does not have, which must complete with
+ * IBV_WC_REM_ACCESS_ERR.
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -118,11 +127,11 @@ static const char *const op_name[OP_NR] = {
 
 /* What the client asks for and each end's QP, on the socket. */
 struct wire_cfg {
-	uint32_t type, ops, count, maxsize, depth, late_recv, window;
+	uint32_t type, ops, count, maxsize, depth, late_recv, window, bad_srq;
 };
 
 struct wire_qp {
-	uint32_t qpn, psn, rkey, mtu;
+	uint32_t qpn, psn, rkey, mtu, srqn;	/* srqn: XRC's */
 	uint64_t addr;
 	uint8_t gid[16];
 };
@@ -151,7 +160,8 @@ static size_t buf_len(void)
 }
 static int bound;		/* -b */
 static int odp;			/* -P */
-static struct ibv_srq *srq;	/* -S */
+static struct ibv_srq *srq;	/* -S, and an XRC server's */
+static struct ibv_xrcd *xrcd;	/* an XRC server's */
 static int use_srq;
 static int wr_api;		/* -w */
 static uint32_t ops_run;	/* 1 << OP_* */
@@ -161,6 +171,12 @@ static int sock, type, gidx;
 static uint8_t ack_timeout;	/* -T; 0: qp_rts_path()'s */
 static uint32_t maxsize, count, mtu, max_inline;
 static struct wire_qp me, peer;
+
+static const char *type_name(void)
+{
+	return type == IBV_QPT_RC ? "rc" : type == IBV_QPT_UC ? "uc" :
+	       type == IBV_QPT_UD ? "ud" : "xrc";
+}
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -507,6 +523,8 @@ static void post_send(int s, int op, uint32_t i)
 		wr.wr.ud.remote_qpn = peer.qpn;
 		wr.wr.ud.remote_qkey = QKEY;
 	}
+	if (type == IBV_QPT_XRC_SEND)
+		wr.qp_type.xrc.remote_srqn = peer.srqn;
 	/* every other message that fits goes inline */
 	if (op != OP_READ && op != OP_FADD && v.cap <= max_inline && i % 2)
 		wr.send_flags |= IBV_SEND_INLINE;
@@ -546,6 +564,8 @@ static void post_send_wr(int s, int op, uint32_t i)
 	}
 	if (type == IBV_QPT_UD)
 		ibv_wr_set_ud_addr(qpx, ah, peer.qpn, QKEY);
+	if (type == IBV_QPT_XRC_SEND)
+		ibv_wr_set_xrc_srqn(qpx, peer.srqn);
 	n = slot_sges(s, v.cap, v.flat, v.grh, sge);
 	if (op != OP_READ && v.cap <= max_inline && i % 2) {
 		for (k = 0; k < n; k++)
@@ -689,6 +709,37 @@ static int server_batch(int op, uint32_t i0, int n)
 	return bad;
 }
 
+/*
+ * -X: a SEND naming no SRQ of the server's domain (the next number, 24
+ * bits) fails with IBV_WC_REM_ACCESS_ERR; the server hears how it went.
+ */
+static int bad_srq(int client)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, 1, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		.qp_type.xrc.remote_srqn = (peer.srqn + 1) & 0xffffff,
+	}, *bad;
+	long long end = now_ms() + TIMEOUT_MS;
+	struct ibv_wc wc;
+	int n, e;
+
+	if (!client)
+		return hear() == SAY_OK ? 0 : -1;
+	e = ibv_post_send(qp, &wr, &bad);
+	if (e)
+		die("-X: ibv_post_send: %s", strerror(e));
+	while (!(n = ibv_poll_cq(cq, 1, &wc)))
+		if (now_ms() > end)
+			die("-X: no completion after %d ms", TIMEOUT_MS);
+	printf("datacheck: a SEND to XRC SRQ %u, which the server lacks: %s\n",
+	       wr.qp_type.xrc.remote_srqn, ibv_wc_status_str(wc.status));
+	n = n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR;
+	say(n ? SAY_OK : SAY_BAD);
+	return n ? 0 : -1;
+}
+
 static int run(int op, int client)
 {
 	unsigned long long bytes = 0;
@@ -699,8 +750,7 @@ static int run(int op, int client)
 		n = count - i < depth ? count - i : depth;
 		if ((client ? client_batch : server_batch)(op, i, n)) {
 			printf("datacheck: %s %s: FAILED in messages %u to %u\n",
-			       type == IBV_QPT_RC ? "rc" : type == IBV_QPT_UC ?
-			       "uc" : "ud", op_name[op], i, i + n - 1);
+			       type_name(), op_name[op], i, i + n - 1);
 			return -1;
 		}
 	}
@@ -709,8 +759,7 @@ static int run(int op, int client)
 	for (i = 0; i < count; i++)
 		bytes += op_len(op, i);
 	printf("datacheck: %s %s: %u messages of %u to %u bytes (%llu bytes) intact\n",
-	       type == IBV_QPT_RC ? "rc" : type == IBV_QPT_UC ? "uc" : "ud",
-	       op_name[op], count, fixed ? 8 : 1, fixed ? 8 : maxsize, bytes);
+	       type_name(), op_name[op], count, fixed ? 8 : 1, fixed ? 8 : maxsize, bytes);
 	fflush(stdout);
 	return 0;
 }
@@ -809,6 +858,11 @@ static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
 			       IBV_QP_EX_WITH_RDMA_WRITE |
 			       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
 		[IBV_QPT_UD] = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM,
+		[IBV_QPT_XRC_SEND] = IBV_QP_EX_WITH_SEND |
+				     IBV_QP_EX_WITH_SEND_WITH_IMM |
+				     IBV_QP_EX_WITH_RDMA_WRITE |
+				     IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				     IBV_QP_EX_WITH_RDMA_READ,
 	};
 	const uint64_t bind = window ? IBV_QP_EX_WITH_BIND_MW : 0;
 	const uint64_t aw = ops_run & 1 << OP_AWRITE ?
@@ -822,19 +876,67 @@ static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
 	};
 	struct ibv_qp *q;
 
-	if (!wr_api)
+	if (ia->qp_type == IBV_QPT_XRC_RECV) {
+		/* the server's: no PD, no rings, of its XRC domain */
+		iax = (struct ibv_qp_init_attr_ex){
+			.qp_type = IBV_QPT_XRC_RECV,
+			.comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = xrcd,
+		};
+		return ibv_create_qp_ex(ctx, &iax);
+	}
+	if (ia->qp_type == IBV_QPT_XRC_SEND) {
+		/* the client's: sends only */
+		iax.recv_cq = NULL;
+		iax.srq = NULL;
+		iax.cap.max_recv_wr = iax.cap.max_recv_sge = 0;
+		if (!wr_api)
+			iax.comp_mask = IBV_QP_INIT_ATTR_PD;
+	} else if (!wr_api) {
 		return ibv_create_qp(pd, ia);
+	}
 	q = ibv_create_qp_ex(ctx, &iax);
 	if (!q)
 		return NULL;
 	ia->cap = iax.cap;
+	if (!wr_api)
+		return q;
 	qpx = ibv_qp_to_qp_ex(q);
 	if (!qpx)
 		die("ibv_qp_to_qp_ex: no ibv_qp_ex for a QP with send_ops_flags");
 	return q;
 }
 
-static void setup(const char *dev)
+/*
+ * An XRC server: its own XRC domain, an XRC SRQ of it whose completions go
+ * to the CQ, and an XRC_RECV QP (made by create_qp()) instead of @ia's.
+ */
+static void xrc_server(const char *dev, struct ibv_qp_init_attr *ia)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = depth, .max_sge = 4 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_XRC,
+		.cq = cq, .pd = pd,
+	};
+
+	xrcd = ibv_open_xrcd(ctx, &xa);
+	if (!xrcd)
+		die("%s: ibv_open_xrcd: %s", dev, strerror(errno));
+	sa.xrcd = xrcd;
+	srq = ibv_create_srq_ex(ctx, &sa);
+	if (!srq || ibv_get_srq_num(srq, &me.srqn))
+		die("%s: an XRC SRQ: %s", dev, strerror(errno));
+	printf("datacheck: XRC SRQ %u\n", me.srqn);
+	fflush(stdout);
+	ia->qp_type = IBV_QPT_XRC_RECV;
+}
+
+static void setup(const char *dev, int client)
 {
 	struct ibv_qp_init_attr ia = {
 		.qp_type = type,
@@ -869,7 +971,9 @@ static void setup(const char *dev)
 			die("%s: ibv_alloc_mw(type 2): %s", dev, strerror(errno));
 	}
 	ia.send_cq = ia.recv_cq = cq;
-	if (mr && use_srq) {
+	if (mr && type == IBV_QPT_XRC_SEND && !client)
+		xrc_server(dev, &ia);
+	if (mr && use_srq && !srq) {
 		struct ibv_srq_init_attr sa = {
 			.attr = { .max_wr = depth, .max_sge = 4 },
 		};
@@ -885,14 +989,14 @@ static void setup(const char *dev)
 		qp = create_qp(&ia);
 	}
 	if (!qp)
-		die("%s: setting up a %s QP: %s", dev, type == IBV_QPT_RC ? "RC" :
-		    type == IBV_QPT_UC ? "UC" : "UD", strerror(errno));
+		die("%s: setting up a %s QP: %s", dev, type_name(),
+		    strerror(errno));
 	max_inline = ia.cap.max_inline_data;
 	srand48(getpid() ^ time(NULL));
 	me = (struct wire_qp){
 		.qpn = qp->qp_num, .psn = lrand48() & 0xffffff,
 		.rkey = mw ? ibv_inc_rkey(mw->rkey) : mr->rkey,
-		.mtu = mtu, .addr = (uintptr_t)buf,
+		.mtu = mtu, .addr = (uintptr_t)buf, .srqn = me.srqn,
 	};
 	memcpy(me.gid, gid.raw, 16);
 }
@@ -920,7 +1024,7 @@ int main(int argc, char **argv)
 	char *ops = NULL, *hold = NULL;
 
 	cfg.depth = depth;
-	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMH:T:PSp:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:t:o:n:s:r:bRwMXH:T:PSp:")) != -1) {
 		switch (c) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
@@ -932,6 +1036,7 @@ int main(int argc, char **argv)
 		case 'R': cfg.late_recv = 1; break;
 		case 'w': wr_api = 1; break;
 		case 'M': cfg.window = 1; break;
+		case 'X': cfg.bad_srq = 1; break;
 		case 'H': hold = optarg; break;
 		case 'T': ack_timeout = strtoul(optarg, NULL, 0); break;
 		case 'P': odp = 1; break;
@@ -940,19 +1045,21 @@ int main(int argc, char **argv)
 		case 't':
 			cfg.type = !strcmp(optarg, "rc") ? IBV_QPT_RC :
 				   !strcmp(optarg, "uc") ? IBV_QPT_UC :
-				   !strcmp(optarg, "ud") ? IBV_QPT_UD : 0;
+				   !strcmp(optarg, "ud") ? IBV_QPT_UD :
+				   !strcmp(optarg, "xrc") ? IBV_QPT_XRC_SEND : 0;
 			if (!cfg.type)
-				die("-t rc, uc or ud");
+				die("-t rc, uc, ud or xrc");
 			break;
 		default:
-			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-H FILE] [-T TIMEOUT] [-p PORT] [SERVER]");
+			die("usage: datacheck -d DEV [-g GIDX] [-t rc|uc|ud|xrc] [-o OP,...] [-n COUNT] [-s MAXSIZE] [-r DEPTH] [-b] [-R] [-w] [-M] [-X] [-H FILE] [-T TIMEOUT] [-p PORT] [SERVER]");
 		}
 	}
 	if (!dev)
 		die("-d DEV");
 	server = optind < argc ? argv[optind] : NULL;
 	/* by default, all the QP type carries, and the device has */
-	cfg.ops = ops ? parse_ops(ops) : cfg.type == IBV_QPT_RC ?
+	cfg.ops = ops ? parse_ops(ops) : cfg.type == IBV_QPT_XRC_SEND ?
+		  (1 << OP_AWRITE) - 1 : cfg.type == IBV_QPT_RC ?
 		  ((1 << OP_AWRITE) - 1) |
 		  (wr_api && cfg.maxsize >= 8 && has_awrite(dev) ?
 		   1 << OP_AWRITE : 0) :
@@ -962,8 +1069,13 @@ int main(int argc, char **argv)
 	    (cfg.type != IBV_QPT_RC || !wr_api || cfg.maxsize < 8))
 		die("awrite: RC, -w, and -s 8 or more");
 	if ((cfg.ops & 1 << OP_FADD) &&
-	    (cfg.type != IBV_QPT_RC || wr_api || cfg.maxsize < 8))
-		die("fadd: RC, no -w, and -s 8 or more");
+	    ((cfg.type != IBV_QPT_RC && cfg.type != IBV_QPT_XRC_SEND) ||
+	     wr_api || cfg.maxsize < 8))
+		die("fadd: RC or XRC, no -w, and -s 8 or more");
+	if (cfg.type == IBV_QPT_XRC_SEND && cfg.window)
+		die("-M: not with XRC");
+	if (cfg.type != IBV_QPT_XRC_SEND && cfg.bad_srq)
+		die("-X: XRC only");
 	if (cfg.type == IBV_QPT_UD &&
 	    (cfg.ops & ~(1 << OP_SEND | 1 << OP_SEND_IMM)))
 		die("UD carries send and send_imm only");
@@ -981,7 +1093,7 @@ int main(int argc, char **argv)
 		struct wire_cfg w = { htonl(cfg.type), htonl(cfg.ops),
 				      htonl(cfg.count), htonl(cfg.maxsize),
 				      htonl(cfg.depth), htonl(cfg.late_recv),
-				      htonl(cfg.window) };
+				      htonl(cfg.window), htonl(cfg.bad_srq) };
 
 		xfer(true, &w, sizeof(w));
 	} else {
@@ -993,6 +1105,7 @@ int main(int argc, char **argv)
 		cfg.depth = ntohl(cfg.depth);
 		cfg.late_recv = ntohl(cfg.late_recv);
 		cfg.window = ntohl(cfg.window);
+		cfg.bad_srq = ntohl(cfg.bad_srq);
 	}
 	window = cfg.window;
 	late_recv = cfg.late_recv;
@@ -1003,7 +1116,7 @@ int main(int argc, char **argv)
 	type = cfg.type;
 	count = cfg.count;
 	maxsize = cfg.maxsize;
-	setup(dev);
+	setup(dev, !!server);
 	{
 		struct wire_qp w = me;
 
@@ -1011,6 +1124,7 @@ int main(int argc, char **argv)
 		w.psn = htonl(w.psn);
 		w.rkey = htonl(w.rkey);
 		w.mtu = htonl(w.mtu);
+		w.srqn = htonl(w.srqn);
 		w.addr = htobe64(w.addr);
 		xfer(true, &w, sizeof(w));
 		xfer(false, &peer, sizeof(peer));
@@ -1018,6 +1132,7 @@ int main(int argc, char **argv)
 		peer.psn = ntohl(peer.psn);
 		peer.rkey = ntohl(peer.rkey);
 		peer.mtu = ntohl(peer.mtu);
+		peer.srqn = ntohl(peer.srqn);
 		peer.addr = be64toh(peer.addr);
 	}
 	if (peer.mtu < mtu)
@@ -1045,6 +1160,8 @@ int main(int argc, char **argv)
 	for (o = 0; o < OP_NR && !failed; o++)
 		if (cfg.ops & 1 << o)
 			failed = run(o, !!server);
+	if (!failed && cfg.bad_srq)
+		failed = bad_srq(!!server);
 	if (!failed && bound && !bound_seen)
 		die("-b: no message of %u packets or more started a batch", BIG_PKTS);
 	/*
