@@ -71,25 +71,38 @@ static int post_recv(struct ibv_qp *qp, void *buf, struct ibv_mr *mr)
 }
 
 /*
- * Poll @c until no completion comes for @ms; returns how many of them
- * were receives of QP @qpn.
+ * Poll @c until no completion comes for @ms, and (unless @first is NULL)
+ * QP @other's first completion has come, whose status goes to *@first:
+ * 30 s at most.  Returns how many of them were receives of QP @qpn.
  */
-static int drain(struct ibv_cq *c, uint32_t qpn, int ms)
+static int drain_for(struct ibv_cq *c, uint32_t qpn, uint32_t other, int ms,
+		     int *first)
 {
 	struct ibv_wc wc;
-	int recvs = 0, idle = 0;
+	int recvs = 0, idle = 0, waited = 0;
 
-	while (idle < ms) {
+	if (first)
+		*first = NO_WC;
+	while (idle < ms || (first && *first == NO_WC && waited < 30000)) {
 		if (ibv_poll_cq(c, 1, &wc) == 1) {
 			if (wc.qp_num == qpn && (wc.opcode & IBV_WC_RECV))
 				recvs++;
+			if (first && *first == NO_WC && wc.qp_num == other)
+				*first = wc.status;
 			idle = 0;
 		} else {
 			usleep(1000);
 			idle++;
+			waited++;
 		}
 	}
 	return recvs;
+}
+
+/* drain_for() of no other QP */
+static int drain(struct ibv_cq *c, uint32_t qpn, int ms)
+{
+	return drain_for(c, qpn, 0, ms, NULL);
 }
 
 /*
@@ -108,7 +121,7 @@ static void third_qp(enum ibv_qp_type type)
 	char *bbuf = buf + 4096, *cbuf = buf + 8192, *bwin = buf + 12288;
 	long long off0, off1;
 	struct ibv_wc wc;
-	int recvs;
+	int recvs, cst;
 
 	int err = !a || !b || !c || !mr ? -1 : 0;
 
@@ -132,9 +145,16 @@ static void third_qp(enum ibv_qp_type type)
 	      !post_one(c, IBV_WR_RDMA_WRITE, cbuf, mr, (uintptr_t)bwin,
 			mr->rkey),
 	      "%s third QP: C, pointed at B, posts a SEND and a WRITE", t);
-	recvs = drain(cq, b->qp_num, 300);
-	check(recvs == 0, "%s third QP: B, connected to A, takes nothing of C's (%d receives)",
-	      t, recvs);
+	/*
+	 * RC: C's SEND is tried again after each timeout, as into a wire
+	 * where nobody answers, then fails; its completion must not be
+	 * left to come in a later test's poll
+	 */
+	recvs = drain_for(cq, b->qp_num, c->qp_num, 300, &cst);
+	check(recvs == 0 && cst == (type == IBV_QPT_RC ? IBV_WC_RETRY_EXC_ERR :
+				    IBV_WC_SUCCESS),
+	      "%s third QP: B, connected to A, takes nothing of C's (%d receives; C's SEND: %s)",
+	      t, recvs, cst == NO_WC ? "no completion" : ibv_wc_status_str(cst));
 	check(bwin[0] == 0, "%s third QP: C's WRITE did not land in B's memory", t);
 	off1 = port_counter(dev_name, "rcvd_off_path");
 	/* RC: the SEND fails, and takes C to ERR, which flushes the WRITE */
