@@ -16,8 +16,8 @@
 # 1. While a data-checked RC connection (rping -V, every byte compared)
 #    and a UC ping-pong (ibv_uc_pingpong -c, which compares the first byte
 #    of each page of each buffer: a spot check) run between a and b, with a UD
-#    ping-pong, perftest's UC WRITE and READ (ODP) servers on a and a READ
-#    client on a, b sends FUZZ_COUNT mutated packets at a, learning QPNs
+#    ping-pong, perftest's UC WRITE, READ (ODP) and XRC SEND servers on a
+#    and a READ client on a, b sends FUZZ_COUNT mutated packets at a, learning QPNs
 #    and PSNs from the wire.  a tells b which QPs are the data-checked
 #    ones: they get only what no responder may act on.  These must end
 #    with their data intact or with a completion error, never with "data
@@ -35,7 +35,7 @@
 # 3. Duplicate READ requests far behind the PSN window for the 1 MiB
 #    buffer of an idle ib_read_bw server: what a sends back per byte
 #    sent is printed (amplification).
-# 4. Fresh RC and UC connections after all that, every byte checked
+# 4. Fresh RC, UC and XRC connections after all that, every byte checked
 #    (datacheck).
 #
 # FUZZ_PHASES picks: "all" (the default), "fuzz" (1 and 4) or "checks" (2,
@@ -54,14 +54,14 @@ COUNT=${FUZZ_COUNT:-100000}
 FTIME=${FUZZ_TIME:-600}
 SEED=${FUZZ_SEED:+--seed $FUZZ_SEED}
 
-# the plan: 4 checks before the phases and 5 after them, and each phase's
+# the plan: 4 checks before the phases and 6 after them, and each phase's
 case $VHCA_GUEST in
 a) fuzz_checks=13 fixed_checks=5 ;;
 b) fuzz_checks=6 fixed_checks=8 ;;
 esac
 [ "$PHASES" != checks ] || fuzz_checks=0
 [ "$PHASES" != fuzz ] || fixed_checks=0
-tap_plan $((9 + fuzz_checks + fixed_checks))
+tap_plan $((10 + fuzz_checks + fixed_checks))
 
 eth1_vhca0
 peer_up
@@ -229,12 +229,14 @@ if [ "$VHCA_GUEST" = a ]; then
 			>/tmp/wruc.log 2>&1 &
 		# its buffer an ODP MR: fuzzed READs meet pages to fault in
 		pt ib_read_bw 18520 "$D" --odp >/tmp/rd.log 2>&1 &
+		# its XRC SRQ's receives: fuzzed XRCETHs name it and others
+		pt ib_send_bw 18522 "$D" -c XRC >/tmp/xrc.log 2>&1 &
 		# b starts its clients once these listen, and not before: a
 		# client that finds no server starts again, and a dozen of them
 		# doing that on the debug kernels held the start up for minutes
-		check "guest a: its servers listen (TCP 18516-18520, rping's CM ID)" \
-			wait_for 120 bash -c "[ \$(ss -Hltn 'sport >= :18516 and sport <= :18520' |
-				wc -l) -ge 4 ] && rdma res show cm_id | grep -q 'state LISTEN'"
+		check "guest a: its servers listen (TCP 18516-18522, rping's CM ID)" \
+			wait_for 120 bash -c "[ \$(ss -Hltn 'sport >= :18516 and sport <= :18522' |
+				wc -l) -ge 5 ] && rdma res show cm_id | grep -q 'state LISTEN'"
 		check "guest a: tell b they listen" tell 10.76.1.2 servers-up
 		# a's own requester, for b's forged responses
 		client pt ib_read_bw 18521 "$D" 10.76.1.2 \
@@ -249,7 +251,7 @@ if [ "$VHCA_GUEST" = a ]; then
 		echo "# protected (data-checked) QPNs: $protect"
 		check "guest a: tell b which QPs are data-checked" tell 10.76.1.2 "$protect"
 		check "guest a: b says the fuzz is over" hear fuzz-done
-		under_fuzz server "" ud wruc rd rdc
+		under_fuzz server "" ud wruc rd rdc xrc
 		snap after
 		for c in $more rcvd_pkts sent_pkts; do
 			echo "# $c: ${before[$c]} -> ${after[$c]}"
@@ -327,6 +329,9 @@ if [ "$VHCA_GUEST" = a ]; then
 	dc 18551 >/tmp/after-uc.log 2>&1
 	check "guest a: a fresh UC connection after the fuzz: datacheck's server, every byte" \
 		clean /tmp/after-uc.log $?
+	dc 18552 >/tmp/after-xrc.log 2>&1
+	check "guest a: a fresh XRC connection after the fuzz: datacheck's server, every byte" \
+		clean /tmp/after-xrc.log $?
 	check "guest a: b reports done" hear all-done
 	check "guest a: no kernel report in dmesg" \
 		bash -c "! dmesg | grep -E '$bad'"
@@ -350,6 +355,8 @@ else
 			>/tmp/wruc.log 2>&1 &
 		client pt ib_read_bw 18520 "$D" --odp $A \
 			>/tmp/rd.log 2>&1 &
+		client pt ib_send_bw 18522 "$D" -c XRC $A \
+			>/tmp/xrc.log 2>&1 &
 		protect=$(HEAR_TIME=300 hear_word)
 		echo "# a's data-checked QPNs: $protect"
 		check "guest b: heard a's data-checked QPNs" test -n "$protect"
@@ -359,7 +366,7 @@ else
 		r=$?
 		sed 's/^/#   /' /tmp/fuzz.log
 		check_eq "guest b: pktfuzz sent its packets (at least $COUNT)" "$r" 0
-		under_fuzz client " (every byte checked)" ud wruc rd rds
+		under_fuzz client " (every byte checked)" ud wruc rd rds xrc
 		check "guest b: tell a the fuzz is done" tell $A fuzz-done
 
 	fi
@@ -451,6 +458,9 @@ else
 	dc 18551 -t uc -s 10000 -n 100 $A >/tmp/after-uc.log 2>&1
 	check "guest b: a fresh UC connection after the fuzz: datacheck's client, every byte" \
 		clean /tmp/after-uc.log $?
+	dc 18552 -t xrc -s 10000 -n 100 $A >/tmp/after-xrc.log 2>&1
+	check "guest b: a fresh XRC connection after the fuzz: datacheck's client, every byte" \
+		clean /tmp/after-xrc.log $?
 	check "guest b: tell a we are done" tell $A all-done
 	check "guest b: no kernel report in dmesg" \
 		bash -c "! dmesg | grep -E '$bad'"

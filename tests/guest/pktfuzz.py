@@ -30,7 +30,8 @@ sent, to cut a failing run down to a packet).  Categories: every BTH
 opcode; truncated and oversized extension headers; pad counts; payloads of
 0, MTU-1, MTU, MTU+1 and as long as the link takes; PSNs exact, +-1, far
 ahead and behind, at the wrap; TVer, P_Key, M, AckReq, SE and reserved
-bits; spoofed IPv4 and IPv6 sources; duplicate READ requests; forged ACKs,
+bits; spoofed IPv4 and IPv6 sources; XRC requests whose XRCETH names the
+SRQ learned, another or none; duplicate READ requests; forged ACKs,
 NAKs of every syndrome, READ responses and atomic ACKs for the victim's
 requesters; UD and QP1 datagrams; CNPs; IP-level oddities; garbage and
 runts.  QPNs in --protect (the victim's data-checked connections) only get
@@ -254,7 +255,8 @@ class Wire:
 class QP:
     def __init__(self, qpn):
         self.qpn = qpn
-        self.kind = None            # 'RC', 'UC', 'UD'
+        self.kind = None            # 'RC', 'UC', 'UD', 'XRC' (a TGT or INI)
+        self.xsrq = None            # XRC: an SRQ its peer's requests name
         self.resp_psn = None        # the PSN its responder expects next
         self.req_psn = None         # a PSN its requester has in flight
         self.qkey = None
@@ -272,6 +274,8 @@ class QP:
             self.qpn, self.kind, f(self.resp_psn), f(self.req_psn), self.pkts)
         if self.qkey is not None:
             s += " qkey 0x%x" % self.qkey
+        if self.xsrq is not None:
+            s += " xrc_srq 0x%x" % self.xsrq
         if self.reth:
             s += " read(va 0x%x rkey 0x%x len %d)" % self.reth
         if self.wreth:
@@ -359,15 +363,18 @@ class Sniffer:
             q.qkey = int.from_bytes(ext[0:4], "big")
             q.pkts += 1
             return
-        if cls not in (RC, UC) or op == CNP:
+        if cls not in (RC, UC, XRC) or op == CNP:
             return
         q = self.qp(qpn)
-        q.kind = "RC" if cls == RC else "UC"
+        q.kind = {RC: "RC", UC: "UC", XRC: "XRC"}[cls]
         q.pkts += 1
         q.last_op = o
-        if cls == RC and o in RESP_OPS:
+        if cls != UC and o in RESP_OPS:
             q.req_psn = psn
             return
+        if cls == XRC and len(ext) >= 4:
+            q.xsrq = int.from_bytes(ext[1:4], "big")
+            ext = ext[4:]
         npkts = 1
         if o == READ_REQ and len(ext) >= 16:
             va, rkey, ln = struct.unpack("!QII", ext[:16])
@@ -527,7 +534,16 @@ class Fuzzer:
         """@n bytes of plausible extension headers for @op."""
         o, r = op & 0x1F, self.r
         out = b""
-        if (op & 0xE0) in (RC, UC):
+        if (op & 0xE0) == XRC and o not in RESP_OPS:
+            # the XRCETH: the SRQ the peer names, another, none, garbage
+            srq = q.xsrq if q.xsrq is not None and r.random() < 0.7 else \
+                r.choice([0, 1, 2, 0xFFFFFF, r.randrange(1 << 24)])
+            if r.random() < 0.1:
+                srq |= r.randrange(1, 256) << 24       # reserved bits
+            out = struct.pack("!I", srq) + self.ext_bytes(RC | o, q, n - 4)
+        elif (op & 0xE0) == XRC:
+            out = self.ext_bytes(RC | o, q, n)
+        elif (op & 0xE0) in (RC, UC):
             if o in (WRITE_FIRST, WRITE_ONLY, WRITE_ONLY_IMM, READ_REQ):
                 out += self.reth(q)
             if o in (CMP_SWAP, FETCH_ADD):
@@ -594,6 +610,8 @@ class Fuzzer:
     def valid_op(self, kind):
         if kind == "UC":
             return UC | self.r.choice(UC_OPS)
+        if kind == "XRC":
+            return XRC | self.r.choice(REQ_OPS)
         return RC | self.r.choice(REQ_OPS)
 
     def c_opcode(self):
@@ -603,7 +621,7 @@ class Fuzzer:
         q = self.target()
         n = ext_len(op)
         pl = self.r.choice([0, 4, 64, MTU])
-        supported = ((op & 0xE0) in (RC, UC) and (op & 0x1F) in
+        supported = ((op & 0xE0) in (RC, UC, XRC) and (op & 0x1F) in
                      (REQ_OPS + RESP_OPS)) or op in (0x64, 0x65, CNP)
         psn = self.psn_near(q.resp_psn)
         return self.emit(op, q, psn, self.ext_bytes(op, q, n) +
@@ -619,7 +637,11 @@ class Fuzzer:
                               UC | WRITE_ONLY, UC | WRITE_FIRST,
                               UC | SEND_ONLY_IMM, UC | WRITE_ONLY_IMM,
                               RC | RR_FIRST, RC | RR_LAST, RC | RR_ONLY,
-                              RC | ACK, RC | ATOMIC_ACK, 0x64, 0x65, CNP])
+                              RC | ACK, RC | ATOMIC_ACK, 0x64, 0x65, CNP,
+                              XRC | SEND_ONLY, XRC | WRITE_FIRST,
+                              XRC | READ_REQ, XRC | FETCH_ADD,
+                              XRC | SEND_ONLY_INV, XRC | RR_ONLY,
+                              XRC | ACK])
 
     def c_ext_trunc(self):
         """The packet ends inside its extension headers."""
@@ -728,10 +750,11 @@ class Fuzzer:
     def c_resp(self):
         """Forged ACKs, NAKs (every syndrome), READ responses and atomic
         ACKs for the victim's requesters."""
-        qs = [q for q in self.live("RC") if q.req_psn is not None]
+        qs = [q for q in self.live("RC") + self.live("XRC")
+              if q.req_psn is not None]
         q = self.r.choice(qs) if qs and self.r.random() < 0.8 else \
             self.target("RC")
-        op = RC | self.r.choice(RESP_OPS)
+        op = (XRC if q.kind == "XRC" else RC) | self.r.choice(RESP_OPS)
         o = op & 0x1F
         psn = self.psn_near(q.req_psn)
         body = b""
@@ -877,7 +900,7 @@ class Fuzzer:
         if self.r.random() < 0.5:
             bth[5:8] = q.qpn.to_bytes(3, "big")
         op = bth[0]
-        if (op & 0xE0) in (RC, UC) and q.protected:
+        if (op & 0xE0) in (RC, UC, XRC) and q.protected:
             bth[1] |= 1                         # TVer 1: never in a window
         body = self.r.randbytes(self.r.choice([0, 1, 2, 3, 4, 8, 16, 28, 40,
                                                self.r.randrange(200)]))
