@@ -53,7 +53,7 @@ measure() {
 	next_port
 	v=$(pair ib_send_bw -d "$dev" -p "$BENCH_PORT" -x "$g" -D "$D" -s 64 | awk '$1 == 64 { print $5 }')
 	result "$dev" send_64B_Mpps "$v"
-	# XRC beside RC (rxe has no XRC: n/a; vhca's is on one host only)
+	# XRC beside RC (rxe has no XRC: n/a), on one host and on the wire
 	next_port
 	v=$(pair ib_send_lat -d "$dev" -p "$BENCH_PORT" -x "$g" -n "$N" -s 2 -c XRC | awk '$1 == 2 { print $5 }')
 	result "$dev" send_lat_xrc_usec "$v"

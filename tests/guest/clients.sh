@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 # What real users run over RDMA, on vhca0 in one guest, then on rxe0 in the
-# same boot as the reference: libfabric's verbs provider (fi_pingpong, each
-# message checked), UCX (build/tests/ucxcheck: tagged messages, PUTs and
-# GETs, every byte, over rc_verbs with ud_verbs for wire-up, and over
+# same boot as the reference: libfabric's verbs provider (fi_pingpong,
+# each message checked; also over ofi_rxm on RC and, on vhca0, on XRC),
+# UCX (build/tests/ucxcheck: tagged messages, PUTs and GETs, every byte,
+# over rc_verbs with ud_verbs for wire-up, and over
 # ud_verbs alone; on vhca0 also with UCX's implicit ODP), NFS over
 # RDMA (nfsd's RDMA listener, NFSv4.2 and NFSv3 mounts with proto=rdma,
 # 64 MiB written, read back after a remount and compared) and SRP (LIO's
@@ -12,7 +13,7 @@
 # Server and client share the device: the RDMA CM loops them back.
 . tests/guest/lib/lib.sh
 . tests/guest/lib/clients.sh
-tap_plan 32
+tap_plan 33
 
 ip link set eth0 up
 ip addr add "$A/24" dev eth0
@@ -26,6 +27,10 @@ users() {
 	[ "$d" = rxe0 ] ||
 		check "$d: fi_pingpong over ofi_rxm (rdm) with rxm's default sizes, data checked" \
 			fi_rdm "$d"
+	# rxe has no XRC
+	[ "$d" = rxe0 ] ||
+		check "$d: fi_pingpong over ofi_rxm (rdm) on XRC (FI_VERBS_PREFER_XRC, FI_OFI_RXM_USE_SRX), data checked" \
+			fi_rdm_xrc "$d"
 	check "$d: UCX over rc_verbs with ud_verbs: tagged messages of 1 B to 4 MiB, PUTs, GETs, every byte (ucxcheck)" \
 		ucx_ck "$d" rc_verbs,ud_verbs
 	check "$d: UCX over ud_verbs alone: the same, every byte (ucxcheck)" \

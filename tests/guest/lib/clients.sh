@@ -62,6 +62,29 @@ fi_rdm() {
 	srv_cli fi_rdm "timeout 120 $p" "timeout 120 $p $A"
 }
 
+# fi_rdm_xrc DEV: fi_rdm over XRC: the verbs provider's XRC domain
+# (DEV-xrc, which FI_VERBS_PREFER_XRC offers first) under rxm with a
+# shared receive context (FI_OFI_RXM_USE_SRX), 1000 round trips, every
+# message checked; meanwhile fi_pingpong's XRC_SEND QPs and XRC_RECV QPs
+# must be seen on DEV (rdma res, five times a second)
+fi_rdm_xrc() {
+	local d=$1 sampler rc
+	local p="env FI_VERBS_PREFER_XRC=1 FI_OFI_RXM_USE_SRX=1 fi_pingpong -p 'verbs;ofi_rxm' -e rdm -d $d-xrc -c -S 65536 -I 1000"
+	: >/tmp/fi_xrc.qps
+	while :; do
+		rdma res show qp link "$d/1" >>/tmp/fi_xrc.qps
+		sleep 0.2
+	done &
+	sampler=$!
+	srv_cli fi_rdm_xrc "timeout 120 $p" "timeout 120 $p $A"
+	rc=$?
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null
+	echo "QPs seen: $(grep -o 'type [A-Z_]*' /tmp/fi_xrc.qps | sort | uniq -c | tr -s ' \n' ' ')"
+	[ $rc = 0 ] && grep -q "type XRC_INI .*comm fi_pingpong" /tmp/fi_xrc.qps &&
+		grep -q "type XRC_TGT " /tmp/fi_xrc.qps
+}
+
 # fi_figure SIZE: from the last fi_pp, the line for SIZE bytes:
 # "usec/xfer MB/sec"
 fi_figure() {

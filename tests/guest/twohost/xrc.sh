@@ -7,7 +7,8 @@
 # the ibv_wr_* API, with RNR on the SRQ and ODP at both ends; a capture
 # of it checked against the IBA's layout (tests/guest/xrccap.py); a SEND
 # naming an SRQ a lacks is refused; then rdma-core's ibv_xsrq_pingpong,
-# perftest's -c XRC and the RDMA CM's rdma_xserver/rdma_xclient.
+# perftest's -c XRC, the RDMA CM's rdma_xserver/rdma_xclient, and
+# libfabric's rxm on the verbs provider's XRC domain.
 #
 # Sourced by twohost.sh, which runs xrc_vhca_a in guest a and xrc_vhca_b
 # in guest b, in step.
@@ -32,6 +33,16 @@ xpp() {
 # xperf PROG DEV [SERVER]: perftest's PROG over XRC
 xperf() { local prog=$1 dev=$2; shift 2; pt "$prog" "$dev" -c XRC "$@"; }
 XRC_PERF="ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw"
+# xfi DEV [SERVER]: fi_pingpong over ofi_rxm on DEV's XRC domain (as in
+# tests/guest/lib/clients.sh's fi_rdm_xrc), 200 round trips of 64 KiB,
+# every message checked
+xfi() {
+	local dev=$1
+	shift
+	timeout "${T:-120}" env FI_VERBS_PREFER_XRC=1 FI_OFI_RXM_USE_SRX=1 \
+		fi_pingpong -p 'verbs;ofi_rxm' -e rdm -d "$dev-xrc" -c \
+		-S 65536 -I 200 "$@"
+}
 
 xrc_vhca_a() {
 	local srqn p no_wqe0
@@ -68,6 +79,8 @@ xrc_vhca_a() {
 	done
 	check "guest a: rdma_xserver -c x on vhca0, rdma_xclient in b" \
 		timeout 120 rdma_xserver -c x
+	check "guest a: fi_pingpong over ofi_rxm on vhca0-xrc, server; data checked" \
+		xfi vhca0
 }
 
 xrc_vhca_b() {
@@ -93,4 +106,6 @@ xrc_vhca_b() {
 	done
 	check "guest b: rdma_xclient -c x on vhca0, rdma_xserver in a" \
 		retry timeout 20 rdma_xclient -c x -s 10.76.1.1
+	check "guest b: fi_pingpong over ofi_rxm on vhca0-xrc, client; data checked" \
+		retry xfi vhca0 10.76.1.1
 }
