@@ -77,7 +77,8 @@ $(B)/bench/%: bench/%.c
 
 # hostile.c, isolation.c and scenfuzz.c write into the rings through the
 # provider's own objects
-RING_TESTS := $(B)/tests/hostile $(B)/tests/isolation $(B)/tests/scenfuzz
+RING_TESTS := $(B)/tests/hostile $(B)/tests/isolation $(B)/tests/scenfuzz \
+	$(B)/tests/tm
 $(RING_TESTS): TEST_CFLAGS += -Iuapi -Iuserspace -pthread
 $(RING_TESTS): $(PROV_HDRS)
 

@@ -256,15 +256,35 @@ struct vhca_xrcd {
  * @uid: unique on the device for its lifetime: a receive taken from an
  * XRC SRQ remembers it with the number, which a new SRQ may reuse.
  */
+/**
+ * struct vhca_tm - a tag-matching SRQ's tags (vhca_tm.c)
+ * @table: the tag table the provider maps (struct vhca_tm_hdr, then one
+ *	struct vhca_tm_tag a slot): the provider adds and removes tags,
+ *	the engine takes them
+ * @ntags: its slots; the engine never reads past them, whatever the
+ *	table says
+ * @lock: one message's decision at a time: each sees the count of
+ *	unexpected messages the one before it left
+ * @unexpected: messages with a TMH delivered to receive WQEs because no
+ *	tag took them; the table's header shows it to the provider
+ */
+struct vhca_tm {
+	struct vhca_uring table;
+	u32 ntags;
+	spinlock_t lock;	/* unexpected; the tags taken */
+	u32 unexpected;
+};
+
 struct vhca_srq {
 	struct ib_srq ibsrq;
 	struct vhca_uring ring;
 	u32 srqn;
 	u64 uid;
 	u32 limit;	/* armed when non-zero; one-shot */
-	spinlock_t lock;	/* cons, limit */
+	spinlock_t lock;	/* cons, limit; tm */
 	u32 cons;	/* the engine's consumer index */
 	spinlock_t post_lock;	/* a kernel SRQ's producer index */
+	struct vhca_tm *tm;	/* IB_SRQT_TM only */
 };
 
 enum vhca_mr_type {
@@ -627,6 +647,71 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
 	r->rd_old = r->rd_tail;
 }
 
+/*
+ * What a message's tag-matching header made of it, on a tag-matching SRQ
+ * (vhca_tm_take()).  The kinds: a matched eager message lands after its
+ * header in the tag's buffer; a matched rendezvous is read from the
+ * sender's buffer afterwards (struct vhca_tm_rndv); an unexpected message
+ * and one with no tag land whole in a receive WQE of the SRQ.
+ */
+enum vhca_tm_kind {
+	VHCA_TM_NONE,
+	VHCA_TM_EAGER,
+	VHCA_TM_RNDV,
+	VHCA_TM_UNEXPECTED,
+	VHCA_TM_NO_TAG,
+};
+
+/* The TMH (struct ibv_tmh), and a rendezvous's RVH after it. */
+#define VHCA_TMH_LEN		16
+#define VHCA_RVH_LEN		16
+/*
+ * The most a rendezvous message may carry (tm_caps.max_rndv_hdr_size):
+ * its TMH, RVH and 32 bytes of the application's, which land nowhere.
+ */
+#define VHCA_TM_RNDV_HDR	64
+
+/**
+ * struct vhca_tm_rx - a message's receive on a tag-matching SRQ
+ * @kind: enum vhca_tm_kind
+ * @tag: the TMH's tag
+ * @ctx: the TMH's app_ctx, as it came (big-endian)
+ * @va: a rendezvous's RVH: the sender's buffer
+ * @rkey: and its rkey
+ * @len: and its length
+ * @sink: where the headers of a matched message land, out of the way
+ */
+struct vhca_tm_rx {
+	u8 kind;
+	u64 tag;
+	__be32 ctx;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u8 sink[VHCA_TM_RNDV_HDR];
+};
+
+/**
+ * struct vhca_tm_rndv - a matched rendezvous for the sender's engine to
+ *	finish (vhca_tm_rndv_run()), after the SEND that carried it
+ * @peer_qpn: the QP it arrived on, of the device @peer_dev
+ * @peer_dev: its ib_device index
+ * @rx: what its header said
+ * @wr_id: the tag's completion's
+ * @num_sge: the tag's buffer
+ * @sge: and its SGEs
+ * @off: the bytes read so far
+ */
+struct vhca_tm_rndv {
+	u32 peer_qpn;
+	u32 peer_dev;
+	struct vhca_tm_rx rx;
+	u64 wr_id;
+	u32 num_sge;
+	struct vhca_sge sge[VHCA_TM_MAX_SGE];
+	u32 off;
+};
+
 /**
  * struct vhca_exec_state - how far the local engine got in a send WQE
  * @wr_id: the WQE's, when it started
@@ -639,6 +724,7 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  * @odp: the ODP faults of the step under way: a chunk here, and the
  *	WQEs of the wire's requester and completer, which fault in process
  *	context too
+ * @tm: a SEND to a tag-matching SRQ: what its header made of it
  *
  * A SEND, RDMA WRITE or RDMA READ moves VHCA_EXEC_RUN bytes a run of the
  * send ring.  Between runs the WQE's slot is the user's to rewrite: the
@@ -654,6 +740,7 @@ struct vhca_exec_state {
 	u32 xsrqn;
 	u64 xsrq_uid;
 	struct vhca_odp_retry odp;
+	struct vhca_tm_rx tm;
 };
 
 /* Largest receive WQE: the header and VHCA_MAX_SGE SGEs, rounded up. */
@@ -708,6 +795,9 @@ struct vhca_exec_state {
  * @uid: never the same for two QPs of the device, as QPNs are once one
  *	is freed: what a type 2 window remembers of the QP it is bound to
  * @nr_mcast: multicast groups it is attached to (vdev->mcast_lock)
+ * @rndv: a rendezvous its SEND carried to a tag-matching SRQ, which its
+ *	engine reads into the tag's buffer next (vhca_tm_rndv_run()) while
+ *	rndv.rx.kind is VHCA_TM_RNDV; under qp->lock
  * @xsrq: XRC TGT: the XRC SRQ of the message being received, whose
  *	receive WQEs, CQ and PD it uses; set under RCU, from the number the
  *	message carries, by the one path its peer reaches it by (an INI of
@@ -720,6 +810,7 @@ struct vhca_qp {
 	u64 uid;
 	unsigned int nr_mcast;
 	struct vhca_srq *xsrq;
+	struct vhca_tm_rndv rndv;
 	struct vhca_uring sq;
 	struct vhca_uring rq;
 	u32 max_inline;

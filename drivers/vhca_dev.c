@@ -323,6 +323,12 @@ static void vhca_init_attrs(struct vhca_dev *vdev)
 	a->max_pd = VHCA_MAX_PD;
 	a->max_cq = VHCA_MAX_CQ;
 	a->max_srq = VHCA_MAX_SRQ;
+	/* tag matching on RC, between QPs of this host (vhca_tm.c) */
+	a->tm_caps.max_rndv_hdr_size = VHCA_TM_RNDV_HDR;
+	a->tm_caps.max_num_tags = VHCA_TM_MAX_TAGS;
+	a->tm_caps.flags = IB_TM_CAP_RNDV_RC;
+	a->tm_caps.max_ops = VHCA_TM_MAX_OPS;
+	a->tm_caps.max_sge = VHCA_TM_MAX_SGE;
 	a->max_mr = VHCA_MAX_MR;
 	a->max_mw = VHCA_MAX_MR;	/* MRs and windows share the key table */
 	a->max_mcast_grp = VHCA_MAX_MCAST_GRP;

@@ -23,6 +23,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_umem.h>
 
+#include "vhca_tm.h"
 #include "vhca_wire.h"
 
 /*
@@ -106,6 +107,10 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		vhca_qp_set_error(qp);
 		return VHCA_SQ_IDLE;
 	}
+	/* a rendezvous a SEND carried is read before the next WQE runs */
+	if (qp->rndv.rx.kind == VHCA_TM_RNDV &&
+	    vhca_tm_rndv_run(vdev, qp) == VHCA_PARTIAL)
+		return VHCA_SQ_MORE;
 	while (qp->sq_cons != prod) {
 		if (!*budget)
 			return VHCA_SQ_MORE;
@@ -158,6 +163,9 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 			vhca_qp_wqe_failed(qp);
 			return VHCA_SQ_IDLE;
 		}
+		if (qp->rndv.rx.kind == VHCA_TM_RNDV &&
+		    vhca_tm_rndv_run(vdev, qp) == VHCA_PARTIAL)
+			return VHCA_SQ_MORE;
 	}
 	return VHCA_SQ_IDLE;
 }

@@ -16,6 +16,7 @@
 #include <linux/rcupdate.h>
 #include <rdma/ib_umem.h>
 
+#include "vhca_tm.h"
 #include "vhca_wire.h"
 
 /*
@@ -93,7 +94,9 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
 
 /*
  * Where a SEND of @len bytes lands: the receive WQE taken for it
- * (qp->rwqe), whose SGEs go into @dseg and *@nd.  SEND_WITH_INV's rkey
+ * (qp->rwqe), whose SGEs go into @dseg and *@nd.  A message a tag took
+ * (x->tm) lands behind its tag-matching header, which goes to x->tm.sink
+ * with the rest of a rendezvous's, out of the way.  SEND_WITH_INV's rkey
  * goes before any byte is placed.  Returns false with *@status, the
  * requester's completion status, if the SEND cannot land: the receive
  * completed here, in error.  Caller holds rcu_read_lock().
@@ -107,10 +110,21 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 	bool rc = vhca_qpt_rc(qp->ibqp.qp_type);
 	struct vhca_rwqe *rwqe = qp->rwqe;
 	struct vhca_exec_state *x = &qp->exec;
-	s64 room;
+	u32 sink = x->tm.kind == VHCA_TM_EAGER ? VHCA_TMH_LEN :
+		   x->tm.kind == VHCA_TM_RNDV ? len : 0;
+	s64 room = 0;
 
-	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, vhca_qp_pd(peer),
-			 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, dseg, nd);
+	if (sink)
+		dseg[0] = (struct vhca_seg){ .kdst = x->tm.sink, .len = sink };
+	*nd = 0;
+	if (x->tm.kind != VHCA_TM_RNDV)
+		room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge,
+				 vhca_qp_pd(peer),
+				 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP,
+				 dseg + !!sink, nd);
+	*nd += !!sink;
+	if (room >= 0)
+		room += sink;
 	if (room < 0 || room < len) {
 		x->took = false;	/* completed here */
 		vhca_recv_done(peer, rwqe->wr_id,
@@ -129,6 +143,51 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 		return false;
 	}
 	return true;
+}
+
+/*
+ * A SEND of @len bytes from @sseg to @peer's tag-matching SRQ: where it
+ * lands, by its header (vhca_tm_take()), which is read first.  Returns as
+ * vhca_tm_take() does, VHCA_FAULT to fault pages of the header in
+ * (x->odp), or -EFAULT if our own key went.
+ */
+static int vhca_exec_tm_take(struct vhca_qp *qp, struct vhca_qp *peer,
+			     struct vhca_exec_state *x,
+			     const struct vhca_seg *sseg, unsigned int ns,
+			     s64 len)
+{
+	u8 hdr[VHCA_TM_RNDV_HDR];
+	struct vhca_seg h = { .kdst = hdr,
+			      .len = min_t(s64, len, sizeof(hdr)) };
+	struct vhca_fault f;
+	int lost = 0;
+
+	if (h.len)
+		lost = vhca_copy_held(&h, 1, 0, sseg, ns, 0, h.len, &f);
+	if (lost == VHCA_COPY_FAULT)
+		return vhca_odp_miss(&x->odp, &f) ? VHCA_FAULT : -EFAULT;
+	if (lost)
+		return -EFAULT;
+	return vhca_tm_take(peer, qp->ibqp.qp_num, hdr, len, qp->rwqe,
+			    &x->tm);
+}
+
+/*
+ * A rendezvous a tag took: @qp's engine reads it into the tag's buffer
+ * once the SEND that carried it has completed (vhca_tm_rndv_run()).
+ */
+static void vhca_exec_tm_rndv(struct vhca_qp *qp, struct vhca_qp *peer,
+			      const struct vhca_exec_state *x)
+{
+	struct vhca_tm_rndv *rv = &qp->rndv;
+
+	rv->peer_qpn = peer->ibqp.qp_num;
+	rv->peer_dev = peer->ibqp.device->index;
+	rv->rx = x->tm;
+	rv->wr_id = qp->rwqe->wr_id;
+	rv->num_sge = qp->rwqe->num_sge;
+	memcpy(rv->sge, qp->rwqe->sge, rv->num_sge * sizeof(*rv->sge));
+	rv->off = 0;
 }
 
 /*
@@ -233,7 +292,13 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 
 	if ((send || imm) && !x->took) {
-		switch (vhca_recv_take(peer, rwqe, qp->ibqp.qp_num)) {
+		switch (send && vhca_tm_srq(peer) ?
+			vhca_exec_tm_take(qp, peer, x, sseg, ns, len) :
+			vhca_recv_take(peer, rwqe, qp->ibqp.qp_num)) {
+		case VHCA_FAULT:
+			return VHCA_FAULT;
+		case -EFAULT:
+			return IB_WC_LOC_PROT_ERR;
 		case -EAGAIN:
 			/* as on the wire: RC is told RNR, UC's is lost */
 			vhca_count_qp(peer, VHCA_CNT_RCVD_NO_WQE);
@@ -277,6 +342,14 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (send || imm) {
 		struct vhca_rmsg msg = vhca_rmsg_of(w);
 
+		if (x->tm.kind) {
+			vhca_tm_rmsg(&msg, &x->tm, false);
+			/* a matched message's header is not its data */
+			len = x->tm.kind == VHCA_TM_EAGER ? len - VHCA_TMH_LEN :
+			      x->tm.kind == VHCA_TM_RNDV ? 0 : len;
+			if (x->tm.kind == VHCA_TM_RNDV)
+				vhca_exec_tm_rndv(qp, peer, x);
+		}
 		vhca_recv_done(peer, rwqe->wr_id, IB_WC_SUCCESS, len, &msg,
 			       qp->ibqp.qp_num);
 	}

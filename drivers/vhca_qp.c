@@ -7,6 +7,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "vhca_tm.h"
 #include "vhca_wire.h"
 
 /* Attributes vhca has no use for: no alternate path, no SQD notification. */
@@ -185,6 +186,10 @@ static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
+	/* tag matching is RC's (tm_caps.flags: IBV_TM_CAP_RC) */
+	if (init->srq && init->srq->srq_type == IB_SRQT_TM &&
+	    init->qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
 	err = vhca_udata_begin(udata, sizeof(struct vhca_create_qp_resp), &uctx);
 	if (err)
 		return err;
@@ -274,6 +279,7 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 	bool kernel = !qp->ibqp.uobject;
 
 	vhca_exec_abort(qp);
+	vhca_tm_rndv_abort(qp);
 	WRITE_ONCE(qp->err_pending, false);
 	if (qp->rnr_wait)
 		vhca_qp_kick_now(qp);	/* its work finds RESET and lets go */
@@ -487,6 +493,12 @@ static int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = vhca_qp_check_attr(qp, attr, mask, cur);
 	if (err)
 		goto out;
+	/* a tag-matching SRQ's messages are matched on this host only */
+	if (vhca_tm_srq(qp) && (mask & IB_QP_AV) &&
+	    vhca_av_dst_dev(qp, &attr->ah_attr) == U32_MAX) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
 
 	vhca_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET)
@@ -552,6 +564,7 @@ static int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_delayed_work_sync(&qp->sq_work);
 	mutex_lock(&qp->lock);
 	vhca_exec_abort(qp);	/* a peer's receive taken by a WQE half done */
+	vhca_tm_rndv_abort(qp);	/* and a tag a rendezvous of its took */
 	mutex_unlock(&qp->lock);
 	vhca_qp_free_rings(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);

@@ -10,6 +10,7 @@
 #include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
+#include "vhca_tm.h"
 #include "vhca_wire.h"
 #include "vhca_req.h"
 
@@ -177,6 +178,7 @@ u32 vhca_qp_flush_sq(struct vhca_qp *qp)
 	u32 n = 0;
 
 	vhca_exec_abort(qp);
+	vhca_tm_rndv_abort(qp);
 	if (!vhca_ring_sane(prod, qp->sq_cons, qp->sq.g.log2_slots))
 		return 0;	/* the process broke its own ring */
 	while (qp->sq_cons != prod) {

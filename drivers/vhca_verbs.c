@@ -12,7 +12,7 @@
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/uverbs_named_ioctl.h>
 
-#include "vhca_wqe.h"
+#include "vhca_tm.h"
 
 static int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
@@ -234,7 +234,8 @@ static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct vhca_qgeom g;
 	int err, id;
 
-	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC &&
+	    init->srq_type != IB_SRQT_TM)
 		return -EOPNOTSUPP;
 	err = vhca_rq_geometry(init->attr.max_wr, init->attr.max_sge,
 			       VHCA_MAX_QP_WR, &g);
@@ -266,6 +267,13 @@ static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (err)
 			goto err_ring;
 	}
+	if (init->srq_type == IB_SRQT_TM) {
+		err = vhca_tm_create(srq, uctx,
+				     init->ext.tag_matching.max_num_tags);
+		if (err)
+			goto err_ring;
+		init->ext.tag_matching.max_num_tags = srq->tm->ntags;
+	}
 
 	/* ibv_create_srq(3): report what was created, >= what was asked */
 	init->attr.max_wr = g.max_wr;
@@ -278,12 +286,18 @@ static int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	resp.log2_slots = g.log2_slots;
 	resp.log2_stride = g.log2_stride;
 	resp.max_sge = g.max_sge;
+	if (srq->tm) {
+		resp.tm_mmap_key = vhca_uring_key(&srq->tm->table);
+		resp.tm_mmap_size = srq->tm->table.bytes;
+		resp.tm_log2_tags = srq->tm->table.g.log2_slots;
+	}
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_xa;
 	return 0;
 
 err_xa:
+	vhca_tm_destroy(srq);
 	if (init->srq_type == IB_SRQT_XRC) {
 		xa_erase(&vdev->xsrq_xa, srq->srqn);
 		synchronize_rcu();
@@ -405,6 +419,7 @@ static int vhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 		xa_erase(&to_vdev(ibsrq->device)->xsrq_xa, srq->srqn);
 		synchronize_rcu();
 	}
+	vhca_tm_destroy(srq);
 	vhca_uring_destroy(&srq->ring);
 	ida_free(&to_vdev(ibsrq->device)->srq_ida, srq->srqn);
 	return 0;

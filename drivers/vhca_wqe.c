@@ -541,6 +541,20 @@ bool vhca_pop_recv(struct vhca_qp *dst, struct vhca_rwqe *wqe, u32 *max_sge)
 }
 
 /*
+ * The CQ @dst's receives complete on: an XRC SRQ's and a tag-matching
+ * SRQ's are their own (an XRC TGT QP has none; a tag-matching SRQ's list
+ * operations complete there too), any other QP's its receive CQ.
+ */
+static struct vhca_cq *vhca_recv_cq(const struct vhca_qp *dst)
+{
+	if (dst->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return to_vcq(dst->xsrq->ibsrq.ext.cq);
+	if (dst->ibqp.srq && dst->ibqp.srq->srq_type == IB_SRQT_TM)
+		return to_vcq(dst->ibqp.srq->ext.cq);
+	return to_vcq(dst->ibqp.recv_cq);
+}
+
+/*
  * A receive completion on @dst's CQ, of the message @msg says (NULL for a
  * WQE that failed); @net is a GRH's network type, or 0, and @vlan the
  * VLAN id the datagram came on, or VHCA_NO_VLAN.  The core matches a
@@ -579,10 +593,15 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 	/* only a WRITE with immediate data completes a receive */
 	if (msg && (msg->flags & VHCA_OPF_WRITE))
 		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-	/* an XRC SRQ has a CQ of its own; its TGT QPs have none */
-	vhca_cq_post(to_vcq(dst->ibqp.qp_type == IB_QPT_XRC_TGT ?
-			    dst->xsrq->ibsrq.ext.cq : dst->ibqp.recv_cq),
-		     &cqe, msg && msg->se);
+	if (msg && msg->tm_op) {
+		/* ex is the TMH's: a tag-matching SRQ reports no immediate */
+		cqe.opcode = msg->tm_op;
+		cqe.flags &= ~(VHCA_CQE_F_IMM | VHCA_CQE_F_INV);
+		cqe.flags |= VHCA_CQE_F_TM | msg->tm_flags;
+		cqe.tm_tag = msg->tm_tag;
+		cqe.ex = (__force u32)msg->tm_ctx;
+	}
+	vhca_cq_post(vhca_recv_cq(dst), &cqe, msg && msg->se);
 	/*
 	 * A connected QP whose WQE completed in error is in error too.  Its
 	 * lock is not ours to take here: its own work does it, and flushes

@@ -74,11 +74,19 @@ static inline bool vhca_wr_is(u8 opcode, u16 flags)
  *	opcode of the message has them
  * @se: the sender asked for a solicited event
  * @ex: the immediate data, or the rkey the message invalidated
+ * @tm_op: on a tag-matching SRQ: the completion's opcode (VHCA_WC_TM_*)
+ * @tm_flags: and its VHCA_CQE_F_TM_MATCH and _DATA
+ * @tm_tag: and its tag
+ * @tm_ctx: and the TMH's app_ctx
  */
 struct vhca_rmsg {
 	u16 flags;
 	bool se;
 	u32 ex;
+	u8 tm_op;
+	u16 tm_flags;
+	u64 tm_tag;
+	__be32 tm_ctx;
 };
 
 /* What a receive completion says of a message sent by send WQE @w. */

@@ -272,7 +272,26 @@ enum {
 	VHCA_CQE_F_NET_HDR	= 1 << 3,	/* network_hdr_type is valid */
 	VHCA_CQE_F_SMAC		= 1 << 4,	/* smac is valid */
 	VHCA_CQE_F_VLAN		= 1 << 5,	/* vlan_id is valid */
+	/* a tag-matching receive: tm_tag and ex (the TMH's app_ctx) */
+	VHCA_CQE_F_TM		= 1 << 6,
+	VHCA_CQE_F_TM_MATCH	= 1 << 7,	/* IBV_WC_TM_MATCH */
+	VHCA_CQE_F_TM_DATA	= 1 << 8,	/* IBV_WC_TM_DATA_VALID */
+	/* the provider's own, on a list operation's: IBV_WC_TM_SYNC_REQ */
+	VHCA_CQE_F_TM_SYNC_REQ	= 1 << 9,
 };
+
+/*
+ * The opcodes of tag-matching completions, ibv_wc_opcode's values (the
+ * kernel's ib_wc_opcode has none).  TM_RECV: a message with a TMH, matched
+ * to a tag (VHCA_CQE_F_TM_MATCH; VHCA_CQE_F_TM_DATA once its data is in
+ * the tag's buffer) or delivered to a receive WQE of the SRQ as
+ * unexpected (neither flag).  TM_NO_TAG: any other message, into a
+ * receive WQE.
+ */
+#define VHCA_WC_TM_RECV		133
+#define VHCA_WC_TM_NO_TAG	134
+/* its status when a matched rendezvous could not be read */
+#define VHCA_WC_TM_RNDV_INCOMPLETE	23
 
 /*
  * Completion queue entry: one VHCA_CQE_STRIDE slot, written by the engine,
@@ -297,8 +316,13 @@ struct vhca_cqe {
 	__u16 slid;
 	__u8 network_hdr_type;	/* VHCA_NETWORK_* */
 	__u8 rsvd0;
-	__u8 smac[6];
-	__u16 vlan_id;
+	union {
+		struct {
+			__u8 smac[6];
+			__u16 vlan_id;
+		};
+		__aligned_u64 tm_tag;	/* VHCA_CQE_F_TM */
+	};
 	/*
 	 * On a CQ created with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
 	 * (VHCA_CAP_CQE_TS): when the engine wrote the CQE, in ns of
@@ -336,13 +360,77 @@ struct vhca_create_cq_resp {
 	__u32 rsvd;
 };
 
-/* Driver payload of create_srq's response. */
+/*
+ * Driver payload of create_srq's response.  A tag-matching SRQ has its
+ * tag table too (tm_mmap_size not 0): 2^tm_log2_tags entries, the number
+ * the SRQ was given (Documentation/rings.md).
+ */
 struct vhca_create_srq_resp {
 	__aligned_u64 mmap_key;
 	__u32 mmap_size;
 	__u32 log2_slots;
 	__u32 log2_stride;
 	__u32 max_sge;		/* SGEs a WQE may carry: the kernel checks it */
+	__aligned_u64 tm_mmap_key;
+	__u32 tm_mmap_size;
+	__u32 tm_log2_tags;
+};
+
+/*
+ * The tag table of a tag-matching SRQ (IBV_SRQT_TM), mapped like a ring:
+ * this header, then one struct vhca_tm_tag per tag the SRQ may hold.
+ * The provider adds and removes tags in it and the engine takes them, with
+ * no system call either way (Documentation/rings.md, "Tag matching").
+ *
+ * unexpected: written by the engine: the messages with a TMH it delivered
+ * to the SRQ's receive WQEs because no tag took them.  synced: written by
+ * the provider: how many of those software has handled (its last
+ * IBV_WR_TAG_SYNC, or an operation with IBV_OPS_TM_SYNC).  The engine
+ * matches tags only while the two are equal.
+ */
+struct vhca_tm_hdr {
+	__u32 unexpected;
+	__u8 rsvd0[VHCA_RING_IDX_ALIGN - 4];
+	__u32 synced;
+	__u8 rsvd1[VHCA_RING_IDX_ALIGN - 4];
+};
+
+/*
+ * A tag.  state: VHCA_TM_POSTED, VHCA_TM_TAKEN or VHCA_TM_FREE in its low
+ * two bits, and above them the entry's posting number, which orders the
+ * tags for matching (the provider's count of additions, modulo 2^30).  The
+ * provider writes the other fields of an entry that is not POSTED, then
+ * stores state with release order; the engine takes a POSTED entry by
+ * compare-and-swap of the whole word to TAKEN, so an entry removed and
+ * added again meanwhile is not taken with the old one's fields.
+ */
+enum {
+	VHCA_TM_FREE	= 0,
+	VHCA_TM_POSTED	= 1,
+	VHCA_TM_TAKEN	= 2,
+	VHCA_TM_STATE_MASK = 3,
+	VHCA_TM_SEQ_SHIFT = 2,
+};
+
+#define VHCA_TM_MAX_SGE		4
+#define VHCA_TM_TAG_STRIDE	128
+/* Tags a tag-matching SRQ may hold at most (tm_caps.max_num_tags). */
+#define VHCA_TM_MAX_TAGS	1024
+/*
+ * List operations outstanding at most (tm_caps.max_ops): the provider
+ * completes each as it applies it, so only its queue of completions not
+ * yet polled bounds them.
+ */
+#define VHCA_TM_MAX_OPS		1024
+
+struct vhca_tm_tag {
+	__u32 state;
+	__u32 num_sge;
+	__aligned_u64 tag;
+	__aligned_u64 mask;	/* matches if TMH.tag & mask == tag */
+	__aligned_u64 wr_id;	/* its completion's (recv_wr_id) */
+	struct vhca_sge sge[VHCA_TM_MAX_SGE];
+	__u8 rsvd[VHCA_TM_TAG_STRIDE - 32 - 16 * VHCA_TM_MAX_SGE];
 };
 
 /*

@@ -4,6 +4,7 @@
  * ibv_poll_cq(), or ibv_start_poll() .. ibv_end_poll() on a CQ from
  * ibv_create_cq_ex(), consumes them with no system call.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,16 +126,25 @@ int vhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return ret;
 }
 
-/* A CQE's immediate data, or the rkey it invalidated. */
+/*
+ * A CQE's immediate data, or the rkey it invalidated; not a tag-matching
+ * completion's ex, which is the TMH's app_ctx.
+ */
 static uint32_t vhca_cqe_ex(const struct vhca_cqe *cqe)
 {
-	return (cqe->flags & (VHCA_CQE_F_IMM | VHCA_CQE_F_INV)) ? cqe->ex : 0;
+	return (cqe->flags & (VHCA_CQE_F_IMM | VHCA_CQE_F_INV)) &&
+	       !(cqe->flags & VHCA_CQE_F_TM) ? cqe->ex : 0;
 }
 
 static unsigned int vhca_cqe_wc_flags(const struct vhca_cqe *cqe)
 {
 	unsigned int flags = cqe->flags;
 
+	if (flags & VHCA_CQE_F_TM)
+		return ((flags & VHCA_CQE_F_TM_MATCH) ? IBV_WC_TM_MATCH : 0) |
+		       ((flags & VHCA_CQE_F_TM_DATA) ? IBV_WC_TM_DATA_VALID : 0) |
+		       ((flags & VHCA_CQE_F_TM_SYNC_REQ) ?
+			IBV_WC_TM_SYNC_REQ : 0);
 	return ((flags & VHCA_CQE_F_GRH) ? IBV_WC_GRH : 0) |
 	       ((flags & VHCA_CQE_F_IMM) ? IBV_WC_WITH_IMM : 0) |
 	       ((flags & VHCA_CQE_F_INV) ? IBV_WC_WITH_INV : 0);
@@ -219,6 +229,9 @@ int vhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	int n = 0;
 
 	pthread_spin_lock(&cq->lock);
+	/* tag-matching SRQs' list operations first (tm.c) */
+	for (; n < ne && cq->tm_srqs && vhca_tm_take_wc(cq, &cq->tm_cqe); n++)
+		vhca_cqe_to_wc(&cq->tm_cqe, &wc[n]);
 	cons = r->idx;
 	/*
 	 * Acquire pairs with the engine's release store of the producer:
@@ -232,7 +245,7 @@ int vhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	}
 	for (; n < ne && cons != prod; n++, cons++)
 		vhca_cqe_to_wc(vhca_mring_slot(r, cons), &wc[n]);
-	if (n) {
+	if (cons != r->idx) {
 		r->idx = cons;
 		/*
 		 * Release: our reads of those slots happen before the engine
@@ -295,6 +308,11 @@ static int vhca_cqx_take(struct vhca_cq *cq)
 	struct vhca_mring *r = &cq->ring;
 	const struct vhca_cqe *cqe;
 
+	/* a tag-matching SRQ's list operation first (tm.c) */
+	if (cq->tm_srqs && vhca_tm_take_wc(cq, &cq->tm_cqe)) {
+		cqe = &cq->tm_cqe;
+		goto took;
+	}
 	if (r->idx == cq->poll_prod) {
 		cq->poll_prod = __atomic_load_n(&r->hdr->producer,
 						__ATOMIC_ACQUIRE);
@@ -304,6 +322,7 @@ static int vhca_cqx_take(struct vhca_cq *cq)
 			return ENOENT;
 	}
 	cqe = vhca_mring_slot(r, r->idx++);
+took:
 	cq->cur = cqe;
 	cq->cq_ex.wr_id = cqe->wr_id;
 	cq->cq_ex.status = (enum ibv_wc_status)cqe->status;
@@ -401,12 +420,23 @@ static uint64_t vhca_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
 	return vhca_cqx_cur(cqx)->ts_real;
 }
 
+/* A tag-matching completion's tag and the TMH's app_ctx (zero else). */
+static void vhca_read_tm_info(struct ibv_cq_ex *cqx,
+			      struct ibv_wc_tm_info *info)
+{
+	const struct vhca_cqe *cqe = vhca_cqx_cur(cqx);
+	bool tm = cqe->flags & VHCA_CQE_F_TM;
+
+	info->tag = tm ? cqe->tm_tag : 0;
+	info->priv = tm ? be32toh(cqe->ex) : 0;
+}
+
 #define VHCA_CQ_TS_FLAGS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
 			  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 /*
- * The standard fields and both time stamps; no VLAN, flow tag or tag
- * matching, no parent domain, and no CQ that may overrun.  A single-
+ * The standard fields, both time stamps and tag matching's; no VLAN or
+ * flow tag, no parent domain, and no CQ that may overrun.  A single-
  * threaded CQ is only a hint: it is locked all the same.
  */
 struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
@@ -419,7 +449,8 @@ struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
 	int ret;
 
 	if ((attr->wc_flags & ~(uint64_t)(IBV_WC_STANDARD_FLAGS |
-					  VHCA_CQ_TS_FLAGS)) ||
+					  VHCA_CQ_TS_FLAGS |
+					  IBV_WC_EX_WITH_TM_INFO)) ||
 	    ((attr->wc_flags & VHCA_CQ_TS_FLAGS) && !to_vctx(context)->cqe_ts) ||
 	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
@@ -460,6 +491,8 @@ struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
 	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 		cqx->read_completion_wallclock_ns =
 			vhca_read_completion_wallclock_ns;
+	if (attr->wc_flags & IBV_WC_EX_WITH_TM_INFO)
+		cqx->read_tm_info = vhca_read_tm_info;
 	return cqx;
 }
 

@@ -52,6 +52,8 @@ struct vhca_mring {
 	uint32_t idx;
 };
 
+struct vhca_srq;
+
 struct vhca_cq {
 	union {			/* libibverbs may treat it as a verbs_cq */
 		struct ibv_cq cq;
@@ -63,6 +65,20 @@ struct vhca_cq {
 	/* ibv_start_poll() .. ibv_end_poll(), under lock (cq.c) */
 	const struct vhca_cqe *cur;	/* the CQE the read_* calls read */
 	uint32_t poll_prod;		/* the producer index start_poll saw */
+	/* the tag-matching SRQs that complete here, under lock (srq.c) */
+	struct vhca_srq *tm_srqs;
+	struct vhca_cqe tm_cqe;	/* a list operation's, as start_poll took it */
+};
+
+/*
+ * The completion of a tag-matching SRQ's list operation, which the
+ * provider makes itself when it applies the operation (srq.c).
+ */
+struct vhca_tm_wc {
+	uint64_t wr_id;
+	uint8_t opcode;		/* IBV_WC_TM_ADD, _DEL or _SYNC */
+	uint8_t status;		/* IBV_WC_SUCCESS or IBV_WC_TM_ERR */
+	uint16_t flags;		/* VHCA_CQE_F_TM_SYNC_REQ */
 };
 
 struct vhca_srq {
@@ -70,6 +86,24 @@ struct vhca_srq {
 	pthread_spinlock_t lock;
 	struct vhca_mring ring;	/* we produce */
 	uint32_t max_sge;
+	/*
+	 * Tag matching (IBV_SRQT_TM): the tag table (vhca-abi.h), whose
+	 * tags we add and remove under lock and the engine takes; a slot's
+	 * generation, the high half of the handles of its tags; the posting
+	 * number of the next tag; and the completions of list operations
+	 * not yet polled, a ring of max_ops that we produce under lock and
+	 * the CQ's poll consumes under its own.
+	 */
+	struct vhca_mring tm;
+	uint32_t tm_ntags;
+	uint16_t *tm_gen;
+	uint32_t tm_seq;
+	struct vhca_tm_wc *ops;
+	uint32_t max_ops;
+	uint32_t ops_prod;
+	uint32_t ops_cons;
+	struct vhca_cq *cq;
+	struct vhca_srq *cq_next;	/* on cq->tm_srqs */
 };
 
 /* An address handle is its address vector, copied into each UD WQE. */
@@ -244,6 +278,14 @@ int vhca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int vhca_destroy_srq(struct ibv_srq *srq);
 int vhca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+
+int vhca_tm_attach(struct vhca_srq *srq, int cmd_fd,
+		   const struct vhca_create_srq_resp *drv, struct ibv_cq *cq,
+		   uint32_t max_ops);
+void vhca_tm_detach(struct vhca_srq *srq);
+int vhca_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op,
+		      struct ibv_ops_wr **bad_op);
+bool vhca_tm_take_wc(struct vhca_cq *cq, struct vhca_cqe *cqe);
 
 struct ibv_qp *vhca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *vhca_create_qp_ex(struct ibv_context *context,

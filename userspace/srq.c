@@ -91,13 +91,16 @@ struct ibv_srq *vhca_create_srq(struct ibv_pd *pd,
 /*
  * An XRC SRQ is a basic one that XRC_RECV QPs of its domain take their
  * receives from, completing on its CQ: the same ring, the same driver
- * response.  libibverbs records its type, domain, CQ and number.
+ * response.  A tag-matching SRQ has that ring for its unexpected messages
+ * and a tag table besides (tm.c), and completes on its CQ too.
+ * libibverbs records the type, domain, CQ and number.
  */
-static struct ibv_srq *vhca_create_xrc_srq(struct ibv_srq_init_attr_ex *attr)
+static struct ibv_srq *vhca_create_srq_typed(struct ibv_srq_init_attr_ex *attr)
 {
 	struct vhca_create_srq_resp_full resp = {};
 	struct vhca_cmd_create_xsrq cmd = {};
 	struct vhca_srq *srq;
+	struct ibv_srq *made;
 	int ret;
 
 	srq = vhca_srq_new();
@@ -107,30 +110,41 @@ static struct ibv_srq *vhca_create_xrc_srq(struct ibv_srq_init_attr_ex *attr)
 				    sizeof(cmd),
 				    (struct ib_uverbs_create_srq_resp *)&resp,
 				    sizeof(resp));
-	return vhca_srq_made(srq, ret, attr->pd, attr->srq_context, &resp.drv);
+	made = vhca_srq_made(srq, ret, attr->pd, attr->srq_context, &resp.drv);
+	if (!made || attr->srq_type != IBV_SRQT_TM)
+		return made;
+	ret = vhca_tm_attach(srq, attr->pd->context->cmd_fd, &resp.drv,
+			     attr->cq, attr->tm_cap.max_ops);
+	if (ret) {
+		vhca_destroy_srq(made);
+		errno = ret;
+		return NULL;
+	}
+	return made;
 }
 
 /*
  * ibv_create_srq_ex(3) for what ibv_create_srq() cannot say: a basic SRQ
- * with more in comp_mask (which it does not need), or an XRC one.  No
- * tag matching.  libibverbs dereferences the PD, domain and CQ it is
+ * with more in comp_mask (which it does not need), an XRC one, or a
+ * tag-matching one.  libibverbs dereferences the PD, domain and CQ it is
  * given unchecked, so they are checked here.
  */
 struct ibv_srq *vhca_create_srq_ex(struct ibv_context *context,
 				   struct ibv_srq_init_attr_ex *attr)
 {
 	const uint32_t xrc = IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	const uint32_t tm = IBV_SRQ_INIT_ATTR_TM | IBV_SRQ_INIT_ATTR_CQ;
 	enum ibv_srq_type type = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ?
 				 attr->srq_type : IBV_SRQT_BASIC;
 
-	if (attr->comp_mask >= IBV_SRQ_INIT_ATTR_RESERVED ||
-	    type == IBV_SRQT_TM) {
+	if (attr->comp_mask >= IBV_SRQ_INIT_ATTR_RESERVED) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
 	    attr->pd->context != context ||
-	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
+	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC &&
+	     type != IBV_SRQT_TM)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -138,12 +152,17 @@ struct ibv_srq *vhca_create_srq_ex(struct ibv_context *context,
 		/* its first members are struct ibv_srq_init_attr's */
 		return vhca_create_srq(attr->pd,
 				       (struct ibv_srq_init_attr *)attr);
-	if ((attr->comp_mask & xrc) != xrc || !attr->xrcd || !attr->cq ||
-	    attr->xrcd->context != context || attr->cq->context != context) {
+	if ((type == IBV_SRQT_XRC &&
+	     ((attr->comp_mask & xrc) != xrc || !attr->xrcd ||
+	      attr->xrcd->context != context)) ||
+	    (type == IBV_SRQT_TM &&
+	     ((attr->comp_mask & tm) != tm || !attr->tm_cap.max_num_tags ||
+	      !attr->tm_cap.max_ops)) ||
+	    !attr->cq || attr->cq->context != context) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return vhca_create_xrc_srq(attr);
+	return vhca_create_srq_typed(attr);
 }
 
 /* ibv_get_srq_num(3): the kernel numbers XRC SRQs only. */
@@ -253,6 +272,7 @@ int vhca_destroy_srq(struct ibv_srq *ibsrq)
 	ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;
+	vhca_tm_detach(srq);
 	vhca_mring_unmap(&srq->ring);
 	vhca_srq_free(srq);
 	return 0;

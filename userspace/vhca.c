@@ -262,6 +262,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	.poll_cq = vhca_poll_cq,
 	.post_recv = vhca_post_recv,
 	.post_send = vhca_post_send,
+	.post_srq_ops = vhca_post_srq_ops,
 	.post_srq_recv = vhca_post_srq_recv,
 	.query_device_ex = vhca_query_device_ex,
 	.query_port = vhca_query_port,

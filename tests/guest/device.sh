@@ -6,7 +6,7 @@
 # parent, the port following the netdev (admin state, carrier, MTU) with its
 # async events, netdev removal, two links, and rmmod with links present.
 . tests/guest/lib/lib.sh
-tap_plan 625
+tap_plan 678
 
 ib=/sys/class/infiniband
 
@@ -86,6 +86,8 @@ tap_run mw build/tests/mw vhca0
 # ODP MRs on the same-host engine: faults, invalidations, prefetch
 tap_run odp build/tests/odp vhca0
 tap_run xrc build/tests/xrc vhca0
+# tag matching: tags, phase sync, the races, rendezvous
+tap_run tm build/tests/tm vhca0
 # ATOMIC WRITE is in the kernel's verbs from 6.2 on (drivers/compat/atomic_write.c)
 tap_run atomic build/tests/atomic vhca0 "$(kernel_at_least 6.2 && echo yes || echo no)"
 tap_run mcast build/tests/mcast vhca0 eth0

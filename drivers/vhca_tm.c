@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Tag matching (IBV_SRQT_TM).  A tag-matching SRQ has, besides its ring of
+ * receive WQEs, a tag table it shares with its process: the provider adds
+ * tags (a buffer, a tag and a mask) and removes them there, with no
+ * system call, and completes its list operations itself.  The engine
+ * reads the first bytes of each SEND for the SRQ, the tag-matching header
+ * (TMH, rdma-core's struct ibv_tmh), and gives an eager message or a
+ * rendezvous the posted tag it matches, the one posted first; it takes
+ * the tag by compare-and-swap of its state word, so a removal and a
+ * message that race for one tag never both have it.  What no tag takes
+ * is unexpected, and goes whole into a receive WQE of the SRQ; from then
+ * on no tag matches until the provider says it has handled as many
+ * unexpected messages as the engine delivered (the phase sync of
+ * ibv_post_srq_ops(3)).  A matched rendezvous is read from the sender's
+ * buffer into the tag's by the sender's engine once its SEND completed,
+ * then a FIN message goes back to the sender.  Documentation/rings.md
+ * has the table's layout and the races.
+ *
+ * Everything in the table is the process's to write: each tag is copied
+ * out before it is used, and its SGEs are looked up like any receive
+ * WQE's.  Nothing the process writes there is trusted beyond the
+ * process's own buffers.
+ */
+#include "vhca_tm.h"
+
+/* The TMH's opcodes (rdma-core's enum ibv_tmh_op). */
+enum {
+	VHCA_TMH_NO_TAG	= 0,
+	VHCA_TMH_RNDV	= 1,
+	VHCA_TMH_FIN	= 2,
+	VHCA_TMH_EAGER	= 3,
+};
+
+/*
+ * Scans of the table for one message: each one after the first follows
+ * a tag that was removed or taken between being found and being taken.
+ * The process can keep that up; then the message is unexpected.
+ */
+#define VHCA_TM_TRIES		8
+/* Bytes of a rendezvous read under one RCU read section, and a run. */
+#define VHCA_TM_CHUNK		SZ_1M
+#define VHCA_TM_RUN		(4 * VHCA_TM_CHUNK)
+
+static_assert(sizeof(struct vhca_tm_hdr) == VHCA_RING_HDR_SIZE);
+static_assert(sizeof(struct vhca_tm_tag) == VHCA_TM_TAG_STRIDE);
+
+static struct vhca_tm_hdr *vhca_tm_hdr(const struct vhca_tm *tm)
+{
+	return (struct vhca_tm_hdr *)tm->table.hdr;
+}
+
+/**
+ * vhca_tm_create() - give a new SRQ its tag table
+ * @srq: an SRQ being created as IB_SRQT_TM
+ * @uctx: its process's context, which maps the table
+ * @max_tags: the tags it asked for; it gets a power of two at least
+ *
+ * Return: 0, -EINVAL for a number out of range, -EOPNOTSUPP for a
+ * kernel SRQ (a kernel ULP has no way to post tags), or -ENOMEM.
+ */
+int vhca_tm_create(struct vhca_srq *srq, struct ib_ucontext *uctx,
+		   u32 max_tags)
+{
+	struct vhca_qgeom g = {
+		.log2_stride = ilog2(VHCA_TM_TAG_STRIDE),
+		.max_sge = VHCA_TM_MAX_SGE,
+	};
+	struct vhca_tm *tm;
+	int err;
+
+	if (!uctx)
+		return -EOPNOTSUPP;
+	if (!max_tags || max_tags > VHCA_TM_MAX_TAGS)
+		return -EINVAL;
+	g.log2_slots = order_base_2(max_tags);
+	g.max_wr = 1U << g.log2_slots;
+	tm = kzalloc(sizeof(*tm), GFP_KERNEL_ACCOUNT);
+	if (!tm)
+		return -ENOMEM;
+	err = vhca_uring_create(&tm->table, uctx, &g);
+	if (err) {
+		kfree(tm);
+		return err;
+	}
+	spin_lock_init(&tm->lock);
+	tm->ntags = g.max_wr;
+	srq->tm = tm;
+	return 0;
+}
+
+void vhca_tm_destroy(struct vhca_srq *srq)
+{
+	if (!srq->tm)
+		return;
+	vhca_uring_destroy(&srq->tm->table);
+	kfree(srq->tm);
+	srq->tm = NULL;
+}
+
+/* Whether a tag of state @a was posted before one of state @b. */
+static bool vhca_tm_before(u32 a, u32 b)
+{
+	return (s32)(((a >> VHCA_TM_SEQ_SHIFT) - (b >> VHCA_TM_SEQ_SHIFT)) <<
+		     VHCA_TM_SEQ_SHIFT) < 0;
+}
+
+/*
+ * Take the tag a message with TMH tag @tag matches: the POSTED one posted
+ * first of those whose tag is @tag under their mask.  Its buffer and
+ * completion go into @wqe.  Returns 0, -ENOENT if none matches (or the
+ * table kept changing), or -EINVAL for a tag taken whose fields cannot
+ * be (too many SGEs).  The fields are read after the acquire of the state
+ * and before the compare-and-swap, which fails if the process removed the
+ * tag, or removed and added it again, in between.
+ */
+static int vhca_tm_claim(struct vhca_tm *tm, u64 tag, struct vhca_rwqe *wqe)
+{
+	struct vhca_tm_tag *t, *best;
+	u32 st, best_st = 0, i, tries;
+
+	for (tries = 0; tries < VHCA_TM_TRIES; tries++) {
+		best = NULL;
+		for (i = 0; i < tm->ntags; i++) {
+			t = vhca_uring_slot(&tm->table, i);
+			/* Acquire pairs with the provider's release of state. */
+			st = smp_load_acquire(&t->state);
+			if ((st & VHCA_TM_STATE_MASK) != VHCA_TM_POSTED ||
+			    (tag & READ_ONCE(t->mask)) != READ_ONCE(t->tag))
+				continue;
+			if (!best || vhca_tm_before(st, best_st)) {
+				best = t;
+				best_st = st;
+			}
+		}
+		if (!best)
+			return -ENOENT;
+		wqe->wr_id = READ_ONCE(best->wr_id);
+		wqe->num_sge = READ_ONCE(best->num_sge);
+		if (wqe->num_sge <= VHCA_TM_MAX_SGE)
+			memcpy(wqe->sge, best->sge,
+			       wqe->num_sge * sizeof(*wqe->sge));
+		/* fully ordered: the reads above happen before it */
+		if (cmpxchg(&best->state, best_st,
+			    (best_st & ~VHCA_TM_STATE_MASK) | VHCA_TM_TAKEN) ==
+		    best_st)
+			return wqe->num_sge <= VHCA_TM_MAX_SGE ? 0 : -EINVAL;
+	}
+	return -ENOENT;
+}
+
+/*
+ * What the header @hdr of a message of @len bytes says it is: an eager
+ * message or a rendezvous with their fields in @rx, or one with no tag.
+ * A rendezvous carries its TMH and RVH in VHCA_TM_RNDV_HDR bytes at most.
+ */
+static void vhca_tm_parse(const u8 *hdr, u32 len, struct vhca_tm_rx *rx)
+{
+	u8 op = len >= VHCA_TMH_LEN ? hdr[0] : VHCA_TMH_NO_TAG;
+
+	rx->kind = VHCA_TM_NO_TAG;
+	if (op == VHCA_TMH_RNDV &&
+	    (len < VHCA_TMH_LEN + VHCA_RVH_LEN || len > VHCA_TM_RNDV_HDR))
+		op = VHCA_TMH_NO_TAG;
+	if (op != VHCA_TMH_EAGER && op != VHCA_TMH_RNDV)
+		return;
+	rx->kind = op == VHCA_TMH_EAGER ? VHCA_TM_EAGER : VHCA_TM_RNDV;
+	rx->ctx = get_unaligned((const __be32 *)(hdr + 4));
+	rx->tag = get_unaligned_be64(hdr + 8);
+	if (op == VHCA_TMH_RNDV) {
+		rx->va = get_unaligned_be64(hdr + VHCA_TMH_LEN);
+		rx->rkey = get_unaligned_be32(hdr + VHCA_TMH_LEN + 8);
+		rx->len = get_unaligned_be32(hdr + VHCA_TMH_LEN + 12);
+	}
+}
+
+/**
+ * vhca_tm_take() - where a SEND to a tag-matching SRQ lands
+ * @dst: the QP it arrives on, whose SRQ is a tag-matching one
+ * @src_qpn: the sender's QP, for a completion in error
+ * @hdr: the message's first bytes, VHCA_TM_RNDV_HDR of them at most
+ * @len: its length
+ * @wqe: set to where it lands: the buffer of the tag that takes it, or
+ *	the SRQ's next receive WQE
+ * @rx: set to what its header made of it (struct vhca_tm_rx)
+ *
+ * An eager message or a rendezvous is matched while the SRQ is in phase:
+ * every unexpected message the engine delivered, the provider has said
+ * it handled (vhca_tm_hdr.synced).  One no tag takes is unexpected and
+ * counted.  Messages for one SRQ are decided one at a time, so each sees
+ * the count the one before left.  Caller holds rcu_read_lock().
+ *
+ * Return: 0; -EAGAIN if the SRQ has no receive WQE for a message no tag
+ * takes (nothing was taken or counted); -EINVAL for a malformed tag or
+ * WQE, taken and completed here in error.
+ */
+int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr, u32 len,
+		 struct vhca_rwqe *wqe, struct vhca_tm_rx *rx)
+{
+	struct vhca_tm *tm = to_vsrq(dst->ibqp.srq)->tm;
+	unsigned long flags;
+	int err = -ENOENT;
+
+	vhca_tm_parse(hdr, len, rx);
+	spin_lock_irqsave(&tm->lock, flags);
+	if (rx->kind != VHCA_TM_NO_TAG &&
+	    READ_ONCE(vhca_tm_hdr(tm)->synced) == tm->unexpected)
+		err = vhca_tm_claim(tm, rx->tag, wqe);
+	if (err == -ENOENT) {
+		err = vhca_recv_take(dst, wqe, src_qpn);
+		if (!err && rx->kind != VHCA_TM_NO_TAG) {
+			rx->kind = VHCA_TM_UNEXPECTED;
+			WRITE_ONCE(vhca_tm_hdr(tm)->unexpected, ++tm->unexpected);
+		}
+	} else if (err == -EINVAL) {
+		vhca_recv_done(dst, wqe->wr_id, IB_WC_LOC_QP_OP_ERR, 0, NULL,
+			       src_qpn);
+	}
+	spin_unlock_irqrestore(&tm->lock, flags);
+	return err;
+}
+
+/**
+ * vhca_tm_rmsg() - what a receive completion of a tag-matching SRQ says
+ * @m: the completion's message, to which the tag-matching fields go
+ * @rx: what the message's header made of it
+ * @data: for a rendezvous, the completion that its data is in (the first
+ *	says that a tag took it)
+ *
+ * The opcode, flags, tag and app_ctx: a matched message's
+ * (IBV_WC_TM_RECV with IBV_WC_TM_MATCH, the tag and app_ctx; a
+ * rendezvous's second completion IBV_WC_TM_DATA_VALID alone), an
+ * unexpected one's (IBV_WC_TM_RECV, no flags), or one with no tag
+ * (IBV_WC_TM_NO_TAG).
+ */
+void vhca_tm_rmsg(struct vhca_rmsg *m, const struct vhca_tm_rx *rx,
+		  bool data)
+{
+	m->tm_op = rx->kind == VHCA_TM_NO_TAG ? VHCA_WC_TM_NO_TAG :
+						VHCA_WC_TM_RECV;
+	if (rx->kind == VHCA_TM_RNDV && data) {
+		m->tm_flags = VHCA_CQE_F_TM_DATA;
+		return;
+	}
+	if (rx->kind != VHCA_TM_EAGER && rx->kind != VHCA_TM_RNDV)
+		return;
+	m->tm_flags = VHCA_CQE_F_TM_MATCH |
+		      (rx->kind == VHCA_TM_EAGER ? VHCA_CQE_F_TM_DATA : 0);
+	m->tm_tag = rx->tag;
+	m->tm_ctx = rx->ctx;
+}
+
+/*
+ * The QP a rendezvous of @qp's arrived on, if it is still there and
+ * still @qp's peer on a tag-matching SRQ.  Caller holds rcu_read_lock().
+ */
+static struct vhca_qp *vhca_tm_rndv_peer(struct vhca_dev *vdev,
+					 struct vhca_qp *qp,
+					 const struct vhca_tm_rndv *rv)
+{
+	struct vhca_qp *peer = vhca_qp_find(vdev, rv->peer_dev, rv->peer_qpn);
+
+	if (!peer || !vhca_tm_srq(peer) ||
+	    READ_ONCE(peer->attr.dest_qp_num) != qp->ibqp.qp_num)
+		return NULL;
+	return peer;
+}
+
+/*
+ * Read @n bytes of @qp's rendezvous @rv from rv->off: from the sender's
+ * buffer (@qp's, as an RDMA READ from @peer would find it: remote read
+ * access on the QP and through the rkey) into the tag's buffer.  Returns
+ * an IB_WC_* status, or VHCA_COPY_FAULT with @f.  Caller holds
+ * rcu_read_lock().
+ */
+static int vhca_tm_rndv_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
+			      struct vhca_qp *peer, struct vhca_tm_rndv *rv,
+			      u32 n, struct vhca_fault *f)
+{
+	struct vhca_dev *pdev = to_vdev(peer->ibqp.device);
+	struct vhca_seg dseg[VHCA_TM_MAX_SGE], sseg;
+	unsigned int nd;
+	struct vhca_mr *mr;
+	s64 room;
+	int lost;
+
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_READ))
+		return IB_WC_REM_ACCESS_ERR;
+	mr = vhca_mr_find_remote(vdev, rv->rx.rkey, qp,
+				 IB_ACCESS_REMOTE_READ | VHCA_FIND_ODP,
+				 rv->rx.va + rv->off, n);
+	if (!mr)
+		return IB_WC_REM_ACCESS_ERR;
+	sseg = (struct vhca_seg){ .mr = mr, .key = rv->rx.rkey,
+				  .va = rv->rx.va + rv->off, .len = n };
+	room = vhca_sges(pdev, rv->sge, rv->num_sge, vhca_qp_pd(peer),
+			 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, dseg, &nd);
+	if (room < 0)
+		return IB_WC_LOC_PROT_ERR;
+	if (room < rv->rx.len)
+		return IB_WC_LOC_LEN_ERR;
+	lost = vhca_copy_held(dseg, nd, rv->off, &sseg, 1, 0, n, f);
+	if (lost == VHCA_COPY_FAULT)
+		return lost;
+	return lost ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
+}
+
+/*
+ * The end of @qp's rendezvous @rv, read with @status: a FIN message to
+ * @qp (its next receive WQE; none, and the FIN is lost, as a SEND into
+ * an empty receive queue is counted), then the tag's completion that its
+ * data is in, or that the rendezvous failed.  Caller holds
+ * rcu_read_lock().
+ */
+static void vhca_tm_rndv_end(struct vhca_dev *vdev, struct vhca_qp *qp,
+			     struct vhca_qp *peer, struct vhca_tm_rndv *rv,
+			     u8 status)
+{
+	u8 fin[VHCA_TMH_LEN] = { VHCA_TMH_FIN };
+	struct vhca_seg src = { .kbuf = fin, .len = sizeof(fin) }, dseg[VHCA_MAX_SGE];
+	struct vhca_rwqe *wqe = qp->resp.wqe;
+	struct vhca_rmsg m = {};
+	unsigned int nd;
+	s64 room;
+	u8 st;
+
+	vhca_tm_rmsg(&m, &rv->rx, true);
+	memcpy(fin + 4, &rv->rx.ctx, sizeof(rv->rx.ctx));
+	put_unaligned_be64(rv->rx.tag, fin + 8);
+	spin_lock_bh(&qp->resp.lock);	/* resp.wqe; the wire has no use of it */
+	switch (vhca_recv_take(qp, wqe, peer->ibqp.qp_num)) {
+	case 0:
+		room = vhca_sges(vdev, wqe->sge, wqe->num_sge, qp->ibqp.pd,
+				 IB_ACCESS_LOCAL_WRITE, dseg, &nd);
+		st = room < 0 ? IB_WC_LOC_PROT_ERR :
+		     room < sizeof(fin) ? IB_WC_LOC_LEN_ERR :
+		     vhca_copy_held(dseg, nd, 0, &src, 1, 0, sizeof(fin),
+				    NULL) ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+		vhca_recv_done(qp, wqe->wr_id, st,
+			       st == IB_WC_SUCCESS ? sizeof(fin) : 0,
+			       st == IB_WC_SUCCESS ? &(struct vhca_rmsg){} : NULL,
+			       peer->ibqp.qp_num);
+		break;
+	case -EAGAIN:
+		vhca_count_qp(qp, VHCA_CNT_RCVD_NO_WQE);
+		break;
+	}
+	spin_unlock_bh(&qp->resp.lock);
+	if (status != IB_WC_SUCCESS)
+		status = VHCA_WC_TM_RNDV_INCOMPLETE;
+	vhca_recv_done(peer, rv->wr_id, status,
+		       status == IB_WC_SUCCESS ? rv->rx.len : 0,
+		       status == IB_WC_SUCCESS ? &m : NULL, qp->ibqp.qp_num);
+}
+
+/*
+ * Fault in the ODP pages @f a rendezvous's read found missing (held by
+ * vhca_odp_get()), the *@tries-th time in a row: whether to read again.
+ */
+static bool vhca_tm_rndv_fault(const struct vhca_fault *f,
+			       unsigned int *tries)
+{
+	int err = vhca_odp_fault(f->mr, f->va, f->len, f->write, true);
+
+	vhca_odp_put(f->mr);
+	return !err && ++*tries <= VHCA_ODP_TRIES;
+}
+
+/**
+ * vhca_tm_rndv_abort() - give up the rendezvous @qp's engine was to read
+ * @qp: the QP whose SEND carried it, flushed, reset or destroyed; caller
+ *	holds qp->lock
+ *
+ * Its tag completes with IBV_WC_TM_RNDV_INCOMPLETE, so the receiver does
+ * not wait for its data; no FIN goes back.
+ */
+void vhca_tm_rndv_abort(struct vhca_qp *qp)
+{
+	struct vhca_tm_rndv *rv = &qp->rndv;
+	struct vhca_qp *peer;
+
+	if (rv->rx.kind != VHCA_TM_RNDV)
+		return;
+	rcu_read_lock();
+	peer = vhca_tm_rndv_peer(to_vdev(qp->ibqp.device), qp, rv);
+	if (peer)
+		vhca_recv_done(peer, rv->wr_id, VHCA_WC_TM_RNDV_INCOMPLETE, 0,
+			       NULL, qp->ibqp.qp_num);
+	rcu_read_unlock();
+	rv->rx.kind = VHCA_TM_NONE;
+}
+
+/**
+ * vhca_tm_rndv_run() - read a matched rendezvous into its tag's buffer
+ * @vdev: @qp's device
+ * @qp: the QP whose SEND carried it (qp->rndv); caller holds qp->lock
+ *
+ * The device of the QP it arrived on reads the sender's buffer as an RDMA
+ * READ would, VHCA_TM_RUN bytes a run of @qp's send ring at most; then
+ * vhca_tm_rndv_end().  The receiving QP gone, it is dropped.  ODP pages
+ * are faulted in as the engine's own copies do.
+ *
+ * Return: VHCA_PARTIAL while bytes are left for the next run, else 0.
+ */
+int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp)
+{
+	struct vhca_tm_rndv *rv = &qp->rndv;
+	u32 end = rv->off + VHCA_TM_RUN, n;
+	unsigned int tries = 0;
+	struct vhca_qp *peer;
+	struct vhca_fault f;
+	int status;
+
+	for (;;) {
+		n = min(rv->rx.len - rv->off, VHCA_TM_CHUNK);
+		rcu_read_lock();
+		peer = vhca_tm_rndv_peer(vdev, qp, rv);
+		status = peer && n ?
+			 vhca_tm_rndv_chunk(vdev, qp, peer, rv, n, &f) :
+			 IB_WC_SUCCESS;
+		if (status == VHCA_COPY_FAULT) {
+			bool held = vhca_odp_get(f.mr);
+
+			rcu_read_unlock();
+			if (held && vhca_tm_rndv_fault(&f, &tries))
+				continue;
+			status = IB_WC_REM_ACCESS_ERR;
+			rcu_read_lock();
+			peer = vhca_tm_rndv_peer(vdev, qp, rv);
+		}
+		if (peer && status == IB_WC_SUCCESS)
+			rv->off += n;
+		if (!peer || status != IB_WC_SUCCESS || rv->off >= rv->rx.len) {
+			if (peer)
+				vhca_tm_rndv_end(vdev, qp, peer, rv, status);
+			rcu_read_unlock();
+			rv->rx.kind = VHCA_TM_NONE;
+			return 0;
+		}
+		rcu_read_unlock();
+		tries = 0;
+		if (rv->off >= end)
+			return VHCA_PARTIAL;
+		cond_resched();
+	}
+}

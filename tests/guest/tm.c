@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Tag matching on one device: an RC client sends to an RC server whose
+ * receives come from a tag-matching SRQ (IBV_SRQT_TM).  tm_caps; the SRQ
+ * and QPs it refuses; eager messages matched to tags in posting order and
+ * placed after their header, every byte checked; unexpected messages,
+ * whole, in the SRQ's receive WQEs, and matching off until a sync says
+ * software has seen them; messages with no tag; tag removal, and the
+ * races: a removal and a message after the same tag (each tag goes to
+ * exactly one of them, over many rounds, from two threads), a removal of
+ * a tag taken, a full tag list and a full queue of list operations'
+ * completions; a rendezvous read from the sender's buffer, with its FIN,
+ * and one whose rkey is refused; last, garbage written into the tag table
+ * (through the provider's mapping), which costs the connection its
+ * messages and nothing else.  Prints TAP.
+ * Usage: tm DEVICE
+ */
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+#include <infiniband/tm_types.h>
+
+#include "lib/testlib.h"
+#include "provider.h"
+
+#define LEN	8192		/* a tag's buffer, and the largest message */
+#define NBUF	64		/* buffers of LEN in each end's memory */
+#define RACES	2000		/* rounds of the removal race */
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static union ibv_gid gid;
+static struct ibv_cq *ccq;		/* the client's */
+static struct ibv_cq_ex *scq;		/* the server's, and the SRQ's */
+static struct ibv_srq *srq;
+static struct ibv_qp *cqp, *sqp;
+static struct ibv_mr *cmr, *smr;
+static char *cbuf, *sbuf;
+static uint32_t unexp;			/* unexpected messages handled */
+
+/* A completion as read from the extended CQ, with its tag-matching info. */
+struct twc {
+	uint64_t wr_id;
+	int status, opcode;
+	unsigned int flags;
+	uint32_t byte_len;
+	uint64_t tag;
+	uint32_t priv;
+};
+
+static struct twc spoll(int ms)
+{
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_wc_tm_info ti;
+	struct twc w = { .status = NO_WC };
+	int i, ret = ENOENT;
+
+	for (i = 0; i < ms && ret == ENOENT; i++) {
+		ret = ibv_start_poll(scq, &pa);
+		if (ret == ENOENT)
+			usleep(1000);
+	}
+	if (ret)
+		return w;
+	ibv_wc_read_tm_info(scq, &ti);
+	w = (struct twc){
+		.wr_id = scq->wr_id, .status = scq->status,
+		.opcode = ibv_wc_read_opcode(scq),
+		.flags = ibv_wc_read_wc_flags(scq),
+		.byte_len = ibv_wc_read_byte_len(scq),
+		.tag = ti.tag, .priv = ti.priv,
+	};
+	ibv_end_poll(scq);
+	return w;
+}
+
+static char *cslot(int i) { return cbuf + (size_t)i * LEN; }
+static char *sslot(int i) { return sbuf + (size_t)i * LEN; }
+
+static void fill(char *b, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = (char)(i * 29 + seed);
+}
+
+static bool filled(const char *b, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != (char)(i * 29 + seed))
+			return false;
+	return true;
+}
+
+/* A TMH of @op, @tag and app_ctx @ctx at @b. */
+static void tmh(char *b, uint8_t op, uint64_t tag, uint32_t ctx)
+{
+	struct ibv_tmh h = { .opcode = op, .app_ctx = htobe32(ctx),
+			     .tag = htobe64(tag) };
+
+	memcpy(b, &h, sizeof(h));
+}
+
+/* Post one op on the SRQ; its errno (0). */
+static int op(enum ibv_ops_wr_opcode o, uint64_t wr_id, uint64_t tag,
+	      uint64_t mask, int slot, uint32_t *handle)
+{
+	struct ibv_sge sge = { (uintptr_t)sslot(slot), LEN, smr->lkey };
+	struct ibv_ops_wr wr = {
+		.wr_id = wr_id, .opcode = o, .flags = IBV_OPS_SIGNALED,
+		.tm = { .unexpected_cnt = unexp,
+			.add = { .recv_wr_id = wr_id, .sg_list = &sge,
+				 .num_sge = 1, .tag = tag, .mask = mask } },
+	}, *bad;
+	int e;
+
+	if (o == IBV_WR_TAG_DEL)
+		wr.tm.handle = *handle;
+	if (o == IBV_WR_TAG_SYNC)
+		wr.flags |= IBV_OPS_TM_SYNC;
+	e = ibv_post_srq_ops(srq, &wr, &bad);
+	if (!e && o == IBV_WR_TAG_ADD && handle)
+		*handle = wr.tm.handle;
+	return e;
+}
+
+/* An ADD of @tag under @mask into server buffer @slot, and its TM_ADD. */
+static bool add(uint64_t wr_id, uint64_t tag, uint64_t mask, int slot,
+		uint32_t *handle, unsigned int *flags)
+{
+	struct twc w;
+
+	if (op(IBV_WR_TAG_ADD, wr_id, tag, mask, slot, handle))
+		return false;
+	w = spoll(2000);
+	if (flags)
+		*flags = w.flags;
+	return w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_ADD &&
+	       w.wr_id == wr_id;
+}
+
+/* SYNC with what software has handled; its TM_SYNC. */
+static bool sync_(void)
+{
+	struct twc w;
+
+	if (op(IBV_WR_TAG_SYNC, 27, 0, 0, 0, NULL))
+		return false;
+	w = spoll(2000);
+	return w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_SYNC &&
+	       !w.flags;
+}
+
+/* A SEND of @len bytes of client buffer @slot; its completion's status. */
+static int csend(int slot, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)cslot(slot), len, cmr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 100 + slot, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(cqp, &wr, &bad))
+		return -1;
+	wc = next_wc(ccq);
+	return wc.opcode == IBV_WC_SEND ? (int)wc.status : -2;
+}
+
+/* A receive WQE of server buffer @slot on the SRQ, for unexpected ones. */
+static int srecv(int slot, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)sslot(slot), LEN, smr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/* An eager message of @n data bytes with @tag from client buffer @slot. */
+static int eager(int slot, uint64_t tag, uint32_t ctx, uint32_t n,
+		 unsigned int seed)
+{
+	tmh(cslot(slot), IBV_TMH_EAGER, tag, ctx);
+	fill(cslot(slot) + sizeof(struct ibv_tmh), n, seed);
+	return csend(slot, sizeof(struct ibv_tmh) + n);
+}
+
+/* The server's next completion, once a send of status @st succeeded. */
+static struct twc sent_then(int st)
+{
+	struct twc none = { .status = NO_WC };
+
+	return st == IBV_WC_SUCCESS ? spoll(2000) : none;
+}
+
+static void caps(void)
+{
+	struct ibv_device_attr_ex da = {};
+	struct ibv_tm_caps *t = &da.tm_caps;
+	int e = ibv_query_device_ex(ctx, NULL, &da);
+
+	check(!e && (t->flags & IBV_TM_CAP_RC) && t->max_num_tags == 1024 &&
+	      t->max_ops == 1024 && t->max_sge == 4 &&
+	      t->max_rndv_hdr_size == 64,
+	      "tm_caps: RC, 1024 tags, 1024 operations, 4 SGEs, rendezvous headers of 64 bytes (flags %#x, %u, %u, %u, %u)",
+	      t->flags, t->max_num_tags, t->max_ops, t->max_sge,
+	      t->max_rndv_hdr_size);
+}
+
+static struct ibv_srq *tm_srq(uint32_t tags, uint32_t ops)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = 64, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM, .pd = pd,
+		.cq = ibv_cq_ex_to_cq(scq),
+		.tm_cap = { .max_num_tags = tags, .max_ops = ops },
+	};
+
+	return ibv_create_srq_ex(ctx, &a);
+}
+
+static struct ibv_qp *rc_qp(struct ibv_cq *cq, struct ibv_srq *s,
+			    enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .srq = s, .qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = s ? 0 : 64,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(pd, &a);
+}
+
+static void refused(void)
+{
+	struct ibv_srq *s;
+	struct ibv_qp *q;
+
+	errno = 0;
+	s = tm_srq(0, 16);
+	check(!s && errno == EINVAL, "a TM SRQ of 0 tags is refused (%s)",
+	      strerror(errno));
+	if (s)
+		ibv_destroy_srq(s);
+	errno = 0;
+	s = tm_srq(4096, 16);
+	check(!s && errno == EINVAL,
+	      "a TM SRQ of more tags than tm_caps says is refused (%s)",
+	      strerror(errno));
+	if (s)
+		ibv_destroy_srq(s);
+	errno = 0;
+	q = rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_UC);
+	check(!q && errno == EOPNOTSUPP,
+	      "a UC QP on a TM SRQ is refused: tag matching is RC's (%s)",
+	      strerror(errno));
+	if (q)
+		ibv_destroy_qp(q);
+}
+
+static void eagers(void)
+{
+	uint32_t h1, h2;
+	struct twc w;
+
+	check(add(1, 5, ~0ULL, 1, &h1, NULL),
+	      "ADD tag 5: TM_ADD completion, no sync asked");
+	check(eager(0, 5, 0xabcd, 1000, 5) == IBV_WC_SUCCESS,
+	      "an eager message of tag 5 is sent");
+	w = spoll(2000);
+	check(w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_RECV &&
+	      w.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
+	      w.wr_id == 1 && w.tag == 5 && w.priv == 0xabcd &&
+	      w.byte_len == 1000,
+	      "it completes TM_RECV, MATCH and DATA_VALID, the tag's wr_id, tag 5, app_ctx, 1000 bytes (status %d opcode %d flags %#x wr_id %llu tag %llu priv %#x len %u)",
+	      w.status, w.opcode, w.flags, (unsigned long long)w.wr_id,
+	      (unsigned long long)w.tag, w.priv, w.byte_len);
+	check(filled(sslot(1), 1000, 5),
+	      "its data is in the tag's buffer from byte 0, without its header");
+
+	/* two tags match; the first posted takes the first message */
+	check(add(2, 7, 0xff, 2, &h1, NULL) &&
+	      add(3, 0x107, 0xfff, 3, &h2, NULL),
+	      "ADD tag 7 under mask 0xff and tag 0x107 under mask 0xfff");
+	check(eager(0, 0x1107, 1, 64, 11) == IBV_WC_SUCCESS &&
+	      eager(1, 0x3107, 2, 64, 12) == IBV_WC_SUCCESS,
+	      "two messages of tags 0x1107 and 0x3107, each of which both match, are sent");
+	w = spoll(2000);
+	check(w.wr_id == 2 && w.tag == 0x1107 && filled(sslot(2), 64, 11),
+	      "the first goes to the tag posted first (wr_id %llu, tag %#llx)",
+	      (unsigned long long)w.wr_id, (unsigned long long)w.tag);
+	w = spoll(2000);
+	check(w.wr_id == 3 && w.tag == 0x3107 && filled(sslot(3), 64, 12),
+	      "the second to the other (wr_id %llu, tag %#llx)",
+	      (unsigned long long)w.wr_id, (unsigned long long)w.tag);
+	w.status = NO_WC;
+	if (!op(IBV_WR_TAG_DEL, 4, 0, 0, 0, &h2))
+		w = spoll(2000);
+	check(w.opcode == IBV_WC_TM_DEL && w.status == IBV_WC_TM_ERR,
+	      "DEL of a tag a message took completes TM_ERR (status %d)",
+	      w.status);
+	check(!srecv(10, 10) && !srecv(11, 11),
+	      "receive WQEs posted on the TM SRQ for unexpected messages");
+	check(eager(0, 8, 0, 32, 1) == IBV_WC_SUCCESS &&
+	      eager(0, 8, 0, LEN - sizeof(struct ibv_tmh), 1) ==
+	      IBV_WC_SUCCESS,
+	      "eager messages no tag takes are sent (unexpected)");
+}
+
+static void unexpected(void)
+{
+	uint32_t h;
+	unsigned int flags = 0;
+	struct twc w;
+	int i;
+
+	/* eagers() left two unexpected messages */
+	w = spoll(2000);
+	check(w.opcode == IBV_WC_TM_RECV && !w.flags && w.wr_id == 10 &&
+	      w.tag == 0 && w.byte_len == 48,
+	      "an unexpected message completes TM_RECV with no flags, in a receive WQE, whole (wr_id %llu, flags %#x, %u bytes)",
+	      (unsigned long long)w.wr_id, w.flags, w.byte_len);
+	w = spoll(2000);
+	check(w.opcode == IBV_WC_TM_RECV && !w.flags && w.wr_id == 11 &&
+	      w.byte_len == LEN && !memcmp(sslot(11), cslot(0), LEN),
+	      "the next one too, behind it, every byte of it (wr_id %llu, %u bytes)",
+	      (unsigned long long)w.wr_id, w.byte_len);
+	i = add(20, 8, ~0ULL, 20, &h, &flags);
+	check(i && (flags & IBV_WC_TM_SYNC_REQ),
+	      "an ADD while software has not synced them completes with TM_SYNC_REQ (flags %#x)",
+	      flags);
+	for (i = 0; i < 4; i++)
+		srecv(12 + i, 12 + i);
+	w = sent_then(eager(0, 8, 0, 100, 3));
+	check(w.opcode == IBV_WC_TM_RECV && !w.flags && w.wr_id == 12,
+	      "out of phase, a message its tag would match is unexpected too (wr_id %llu)",
+	      (unsigned long long)w.wr_id);
+	unexp = 3;
+	check(sync_(), "SYNC with the 3 handled: TM_SYNC, no sync asked");
+	w = sent_then(eager(0, 8, 0, 100, 4));
+	check(w.opcode == IBV_WC_TM_RECV &&
+	      w.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
+	      w.wr_id == 20 && filled(sslot(20), 100, 4),
+	      "in phase again, the tag takes the next message (wr_id %llu)",
+	      (unsigned long long)w.wr_id);
+
+	/* no tag: opcode NO_TAG, and a message too short for a TMH */
+	tmh(cslot(0), IBV_TMH_NO_TAG, 8, 0);
+	w = sent_then(csend(0, 40));
+	check(w.opcode == IBV_WC_TM_NO_TAG && !w.flags && w.wr_id == 13 &&
+	      w.byte_len == 40,
+	      "a message of TMH opcode NO_TAG completes TM_NO_TAG, whole, in a receive WQE (opcode %d, %u bytes)",
+	      w.opcode, w.byte_len);
+	w = sent_then(csend(0, 10));
+	check(w.opcode == IBV_WC_TM_NO_TAG && w.wr_id == 14,
+	      "one shorter than a TMH has no tag either (opcode %d)",
+	      w.opcode);
+	w.status = NO_WC;
+	if (add(21, 9, ~0ULL, 21, &h, NULL) &&
+	    !op(IBV_WR_TAG_DEL, 22, 0, 0, 0, &h))
+		w = spoll(2000);
+	check(w.opcode == IBV_WC_TM_DEL && w.status == IBV_WC_SUCCESS,
+	      "DEL of a tag no message took: TM_DEL, success");
+	w.status = NO_WC;
+	if (!op(IBV_WR_TAG_DEL, 23, 0, 0, 0, &h))
+		w = spoll(2000);
+	check(w.status == IBV_WC_TM_ERR, "DEL of it again: TM_ERR");
+	w = sent_then(eager(0, 9, 0, 16, 5));
+	check(w.opcode == IBV_WC_TM_RECV && !w.flags && w.wr_id == 15,
+	      "a message of the tag removed is unexpected");
+	unexp = 4;
+	check(sync_(), "SYNC with 4");
+}
+
+/* The removal race: a thread removing the tags a client sends to. */
+struct racer {
+	uint32_t handle[RACES];
+	volatile int added;
+	int del_ok, del_err;
+};
+
+static void *remover(void *arg)
+{
+	struct racer *r = arg;
+	struct ibv_ops_wr wr = { .opcode = IBV_WR_TAG_DEL }, *bad;
+	int i;
+
+	for (i = 0; i < RACES; i++) {
+		while (__atomic_load_n(&r->added, __ATOMIC_ACQUIRE) <= i)
+			;
+		wr.tm.handle = r->handle[i];
+		wr.flags = 0;	/* unsignaled: its result is the tag's fate */
+		if (ibv_post_srq_ops(srq, &wr, &bad))
+			r->del_err = -1000000;
+	}
+	return NULL;
+}
+
+/*
+ * Each round adds a tag of its own and sends a message to it while the
+ * other thread removes it: every message is matched or unexpected, and
+ * the tags a message took are exactly those whose removal lost.
+ */
+static void race(void)
+{
+	struct racer r = {};
+	int i, matched = 0, unex = 0, bad = 0;
+	uint64_t rid = 0;
+	struct ibv_ops_wr wr = { .opcode = IBV_WR_TAG_ADD }, *badw;
+	struct ibv_sge sge = { (uintptr_t)sslot(40), LEN, smr->lkey };
+	pthread_t t;
+	struct twc w;
+
+	wr.tm.add.sg_list = &sge;
+	wr.tm.add.num_sge = 1;
+	wr.tm.add.mask = ~0ULL;
+	pthread_create(&t, NULL, remover, &r);
+	for (i = 0; i < RACES; i++) {
+		/* one receive WQE waits for an unexpected message */
+		if (!rid && !srecv(41, 1000000 + i))
+			rid = 1000000 + i;
+		wr.tm.add.tag = 0x100000 + i;
+		wr.tm.add.recv_wr_id = 0x100000 + i;
+		if (ibv_post_srq_ops(srq, &wr, &badw)) {
+			bad++;
+			break;
+		}
+		r.handle[i] = wr.tm.handle;
+		__atomic_store_n(&r.added, i + 1, __ATOMIC_RELEASE);
+		if (eager(0, 0x100000 + i, 0, 64, i) != IBV_WC_SUCCESS) {
+			bad++;
+			break;
+		}
+		w = spoll(5000);
+		if (w.opcode == IBV_WC_TM_RECV && w.flags &&
+		    w.wr_id == 0x100000ULL + i && filled(sslot(40), 64, i)) {
+			matched++;
+		} else if (w.opcode == IBV_WC_TM_RECV && !w.flags &&
+			   w.wr_id == rid && rid) {
+			unex++;
+			unexp++;
+			rid = 0;
+			if (!sync_())
+				bad++;
+		} else {
+			bad++;
+		}
+	}
+	pthread_join(t, NULL);
+	check(!bad && matched + unex == RACES && matched && unex,
+	      "%d rounds of ADD, a message to the tag and a DEL racing it: each message matched (%d) or unexpected (%d), none lost or wrong (%d)",
+	      RACES, matched, unex, bad);
+	check(r.del_err == 0, "every DEL was accepted by ibv_post_srq_ops");
+}
+
+static void full(void)
+{
+	struct ibv_srq *s = tm_srq(2, 2);
+	struct ibv_sge sge = { (uintptr_t)sslot(50), LEN, smr->lkey };
+	struct ibv_ops_wr w[3] = {}, *bad = NULL;
+	int i;
+
+	check(s != NULL, "a TM SRQ of 2 tags and 2 list operations (%s)",
+	      s ? "made" : strerror(errno));
+	if (!s)
+		return;
+	for (i = 0; i < 3; i++) {
+		w[i].opcode = IBV_WR_TAG_ADD;
+		w[i].flags = IBV_OPS_SIGNALED;
+		w[i].wr_id = 60 + i;
+		w[i].tm.add = (typeof(w[i].tm.add)){ .sg_list = &sge,
+			.num_sge = 1, .tag = i, .mask = ~0ULL };
+		w[i].next = i < 2 ? &w[i + 1] : NULL;
+	}
+	check(ibv_post_srq_ops(s, w, &bad) == ENOMEM && bad == &w[2],
+	      "three signaled ADDs: the third finds the queue of completions full, ENOMEM, bad_op on it");
+	check(spoll(2000).wr_id == 60 && spoll(2000).wr_id == 61 &&
+	      spoll(200).status == NO_WC,
+	      "the first two complete, nothing of the third");
+	w[2].next = NULL;
+	check(ibv_post_srq_ops(s, &w[2], &bad) == ENOMEM,
+	      "with two tags posted the list is full: ENOMEM");
+	w[0].opcode = IBV_WR_TAG_DEL;
+	w[0].next = NULL;
+	w[0].tm.handle = 7 << 16 | 5;
+	check(ibv_post_srq_ops(s, &w[0], &bad) == EINVAL,
+	      "a DEL of a handle outside the table: EINVAL");
+	check(ibv_destroy_srq(s) == 0, "the TM SRQ with tags posted is destroyed");
+}
+
+static int qp_state(struct ibv_qp *q)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	for (int i = 0; i < 100; i++) {
+		if (ibv_query_qp(q, &a, IBV_QP_STATE, &ia))
+			return -1;
+		if (a.qp_state == IBV_QPS_ERR)
+			break;
+		usleep(10000);	/* its work moves it there */
+	}
+	return a.qp_state;
+}
+
+static void rndv(void)
+{
+	struct ibv_rvh rvh;
+	struct ibv_recv_wr rw = { .wr_id = 77 }, *rbad;
+	struct ibv_sge rsge = { (uintptr_t)cslot(60), 64, cmr->lkey };
+	struct ibv_wc wc;
+	uint32_t h;
+	struct twc w;
+
+	rw.sg_list = &rsge;
+	rw.num_sge = 1;
+	check(!ibv_post_recv(cqp, &rw, &rbad), "the client posts a receive for the FIN");
+	fill(cslot(30), 6000, 9);
+	check(add(30, 0x77, ~0ULL, 30, &h, NULL), "ADD tag 0x77");
+	tmh(cslot(1), IBV_TMH_RNDV, 0x77, 0x1234);
+	rvh = (struct ibv_rvh){ .va = htobe64((uintptr_t)cslot(30)),
+				.rkey = htobe32(cmr->rkey), .len = htobe32(6000) };
+	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
+	check(csend(1, 64) == IBV_WC_SUCCESS,
+	      "a rendezvous of 6000 bytes (64 bytes of headers) is sent; its SEND completes first");
+	w = spoll(2000);
+	check(w.opcode == IBV_WC_TM_RECV && w.flags == IBV_WC_TM_MATCH &&
+	      w.wr_id == 30 && w.tag == 0x77 && w.priv == 0x1234,
+	      "the tag takes it: TM_RECV, MATCH alone (flags %#x, wr_id %llu)",
+	      w.flags, (unsigned long long)w.wr_id);
+	wc = next_wc(ccq);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	      wc.wr_id == 77 && wc.byte_len == 16 && cslot(60)[0] == IBV_TMH_FIN,
+	      "the client receives the FIN: 16 bytes, TMH opcode FIN (status %d, %u bytes, opcode %d)",
+	      wc.status, wc.byte_len, cslot(60)[0]);
+	w = spoll(2000);
+	check(w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_RECV &&
+	      w.flags == IBV_WC_TM_DATA_VALID && w.wr_id == 30 &&
+	      w.byte_len == 6000 && filled(sslot(30), 6000, 9),
+	      "then TM_RECV, DATA_VALID: the 6000 bytes read into the tag's buffer (flags %#x, %u bytes)",
+	      w.flags, w.byte_len);
+
+	check(add(31, 0x78, ~0ULL, 31, &h, NULL), "ADD tag 0x78");
+	tmh(cslot(1), IBV_TMH_RNDV, 0x78, 0);
+	rvh.rkey = htobe32(cmr->rkey ^ 0x80);
+	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
+	w = sent_then(csend(1, 32));
+	check(w.flags == IBV_WC_TM_MATCH,
+	      "a rendezvous whose rkey is not the sender's is matched");
+	w = spoll(2000);
+	check(w.status == IBV_WC_TM_RNDV_INCOMPLETE && w.wr_id == 31,
+	      "its read is refused: the tag completes TM_RNDV_INCOMPLETE (status %d)",
+	      w.status);
+	check(qp_state(sqp) == IBV_QPS_ERR,
+	      "and the receiving QP is in the error state, as after a READ refused (%d)",
+	      qp_state(sqp));
+}
+
+/*
+ * Every slot of the table POSTED with tag 0x5000 and garbage: too many
+ * SGEs, then a key that is nobody's.  The engine copies each out and
+ * checks it like a receive WQE: the message fails on both ends, the QP
+ * pair goes to the error state, and the kernel goes on.
+ */
+static void scribble(void)
+{
+	struct vhca_srq *v = container_of(srq, struct vhca_srq, vsrq.srq);
+	struct vhca_tm_hdr *h = (struct vhca_tm_hdr *)v->tm.hdr;
+	struct vhca_tm_tag *t;
+	struct ibv_wc wc;
+	struct twc w;
+	uint32_t i;
+
+	/* a fresh pair: rndv() left the server's in the error state */
+	ibv_destroy_qp(sqp);
+	ibv_destroy_qp(cqp);
+	cqp = rc_qp(ccq, NULL, IBV_QPT_RC);
+	sqp = rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC);
+	check(cqp && sqp && !qp_rts_to(cqp, sqp->qp_num, &gid) &&
+	      !qp_rts_to(sqp, cqp->qp_num, &gid),
+	      "a new RC pair on the TM SRQ, connected");
+	if (!cqp || !sqp)
+		return;
+
+	h->synced = h->unexpected;
+	for (i = 0; i < v->tm_ntags; i++) {
+		t = vhca_mring_slot(&v->tm, i);
+		memset(t, 0xa5, sizeof(*t));
+		t->tag = 0x5000;
+		t->mask = ~0ULL;
+		t->num_sge = i ? 1 : 0xffff;
+		/* slot 0 the first posted */
+		t->state = i << VHCA_TM_SEQ_SHIFT | VHCA_TM_POSTED;
+	}
+	i = eager(0, 0x5000, 0, 64, 1);
+	check(i == IBV_WC_REM_INV_REQ_ERR,
+	      "a message to a tag of 65535 SGEs fails at the sender, REM_INV_REQ_ERR (%d)",
+	      (int)i);
+	w = spoll(2000);
+	check(w.status == IBV_WC_LOC_QP_OP_ERR,
+	      "and at the receiver, LOC_QP_OP_ERR (status %d, opcode %d, wr_id %#llx)",
+	      w.status, w.opcode, (unsigned long long)w.wr_id);
+	wc = next_wc_within(ccq, 200);
+	while (wc.status != NO_WC)
+		wc = next_wc_within(ccq, 200);
+	while (spoll(200).status != NO_WC)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS |
+					IBV_WC_EX_WITH_TM_INFO,
+	};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: tm DEVICE\n");
+		return 2;
+	}
+	ctx = open_dev(argv[1]);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	ccq = pd ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
+	scq = ccq ? ibv_create_cq_ex(ctx, &ca) : NULL;
+	cbuf = calloc(NBUF, LEN);
+	sbuf = calloc(NBUF, LEN);
+	cmr = pd && cbuf ? ibv_reg_mr(pd, cbuf, NBUF * LEN,
+				      IBV_ACCESS_LOCAL_WRITE |
+				      IBV_ACCESS_REMOTE_READ) : NULL;
+	smr = pd && sbuf ? ibv_reg_mr(pd, sbuf, NBUF * LEN,
+				      IBV_ACCESS_LOCAL_WRITE) : NULL;
+	check(scq && cmr && smr && !ibv_query_gid(ctx, 1, 0, &gid),
+	      "context, CQs with tag-matching info, memory, GID 0 of %s",
+	      argv[1]);
+	if (!scq || !cmr || !smr)
+		return tap_done();
+	caps();
+	srq = tm_srq(64, 64);
+	check(srq != NULL, "a TM SRQ of 64 tags on the extended CQ (%s)",
+	      srq ? "made" : strerror(errno));
+	if (!srq)
+		return tap_done();
+	cqp = rc_qp(ccq, NULL, IBV_QPT_RC);
+	sqp = rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC);
+	check(cqp && sqp && !qp_rts_to(cqp, sqp->qp_num, &gid) &&
+	      !qp_rts_to(sqp, cqp->qp_num, &gid),
+	      "an RC client, and an RC server on the TM SRQ, connected");
+	if (!cqp || !sqp)
+		return tap_done();
+	refused();
+	eagers();
+	unexpected();
+	race();
+	full();
+	rndv();
+	scribble();
+	check(sqp && cqp && ibv_destroy_qp(sqp) == 0 &&
+	      ibv_destroy_qp(cqp) == 0 && ibv_destroy_srq(srq) == 0,
+	      "QPs and the TM SRQ destroyed");
+	return tap_done();
+}
