@@ -436,8 +436,10 @@ static void vhca_read_tm_info(struct ibv_cq_ex *cqx,
 
 /*
  * The standard fields, both time stamps and tag matching's; no VLAN or
- * flow tag, no parent domain, and no CQ that may overrun.  A single-
- * threaded CQ is only a hint: it is locked all the same.
+ * flow tag, and no CQ that may overrun.  A parent domain is taken as
+ * ibv_create_cq_ex(3) allows and not used: the CQ's ring is the
+ * kernel's.  A single-threaded CQ is only a hint: it is locked all the
+ * same.
  */
 struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
 				    struct ibv_cq_init_attr_ex *attr)
@@ -452,7 +454,10 @@ struct ibv_cq_ex *vhca_create_cq_ex(struct ibv_context *context,
 					  VHCA_CQ_TS_FLAGS |
 					  IBV_WC_EX_WITH_TM_INFO)) ||
 	    ((attr->wc_flags & VHCA_CQ_TS_FLAGS) && !to_vctx(context)->cqe_ts) ||
-	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					   IBV_CQ_INIT_ATTR_MASK_PD)) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	     !vhca_is_parent_domain(context, attr->parent_domain)) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
 		errno = EOPNOTSUPP;

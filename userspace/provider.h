@@ -279,6 +279,8 @@ int vhca_destroy_srq(struct ibv_srq *srq);
 int vhca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
 
+bool vhca_is_parent_domain(struct ibv_context *context, struct ibv_pd *pd);
+
 int vhca_tm_attach(struct vhca_srq *srq, int cmd_fd,
 		   const struct vhca_create_srq_resp *drv, struct ibv_cq *cq,
 		   uint32_t max_ops);

@@ -118,7 +118,8 @@ struct verbs_context_ops {
 	void *alloc_dm;
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	void *alloc_null_mr;
-	void *alloc_parent_domain;
+	struct ibv_pd *(*alloc_parent_domain)(struct ibv_context *context,
+				struct ibv_parent_domain_init_attr *attr);
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	void *alloc_td, *async_event, *attach_counters_point_flow;
 	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,

@@ -17,9 +17,19 @@ struct vhca_device {
 	struct verbs_device vdev;
 };
 
+/*
+ * A protection domain, or a parent domain (ibv_alloc_parent_domain(3)):
+ * one that wraps a protection domain (@parent_of) under the same kernel
+ * handle, so every command on it names that PD.  Its allocators are
+ * never called: vhca's rings are the kernel's memory, mapped, and the
+ * provider allocates no queue memory of its own.  A PD that parent
+ * domains wrap (@parents) is not freed before them.
+ */
 struct vhca_pd {
 	struct ibv_pd ibpd;
 	uint32_t pdn;
+	struct vhca_pd *parent_of;
+	unsigned int parents;
 };
 
 /* The kernel's get_context answer: core part, then vhca's. */
@@ -91,11 +101,66 @@ static struct ibv_pd *vhca_alloc_pd(struct ibv_context *context)
 
 static int vhca_dealloc_pd(struct ibv_pd *ibpd)
 {
-	int ret = ibv_cmd_dealloc_pd(ibpd);
+	struct vhca_pd *pd = container_of(ibpd, struct vhca_pd, ibpd);
+	int ret;
 
+	if (pd->parent_of) {
+		__atomic_fetch_sub(&pd->parent_of->parents, 1, __ATOMIC_RELAXED);
+		free(pd);
+		return 0;
+	}
+	if (__atomic_load_n(&pd->parents, __ATOMIC_RELAXED))
+		return EBUSY;
+	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (!ret)
-		free(container_of(ibpd, struct vhca_pd, ibpd));
+		free(pd);
 	return ret;
+}
+
+/*
+ * ibv_alloc_parent_domain(3): a PD of @context's, with allocators and a
+ * context that are kept but never called (struct vhca_pd); no thread
+ * domain, as vhca has none.
+ */
+static struct ibv_pd *
+vhca_alloc_parent_domain(struct ibv_context *context,
+			 struct ibv_parent_domain_init_attr *attr)
+{
+	struct vhca_pd *pd, *parent;
+
+	if (attr->td) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+					  IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT) ||
+	    !attr->pd || attr->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	parent = container_of(attr->pd, struct vhca_pd, ibpd);
+	if (parent->parent_of) {
+		errno = EINVAL;	/* a parent domain wraps a PD, not another */
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ibpd.context = context;
+	pd->ibpd.handle = parent->ibpd.handle;
+	pd->pdn = parent->pdn;
+	pd->parent_of = parent;
+	__atomic_fetch_add(&parent->parents, 1, __ATOMIC_RELAXED);
+	return &pd->ibpd;
+}
+
+/* Whether @ibpd, of @context, is a parent domain (for a CQ's PD). */
+bool vhca_is_parent_domain(struct ibv_context *context, struct ibv_pd *ibpd)
+{
+	return ibpd && ibpd->context == context &&
+	       container_of(ibpd, struct vhca_pd, ibpd)->parent_of;
 }
 
 /*
@@ -234,6 +299,7 @@ static const struct verbs_context_ops vhca_ctx_ops = {
 	/* prefetching ODP MRs is the kernel's: nothing here to do first */
 	.advise_mr = ibv_cmd_advise_mr,
 	.alloc_mw = vhca_alloc_mw,
+	.alloc_parent_domain = vhca_alloc_parent_domain,
 	.alloc_pd = vhca_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = vhca_bind_mw,

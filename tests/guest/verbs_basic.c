@@ -87,6 +87,27 @@ int main(int argc, char **argv)
 	pd[0] = ibv_alloc_pd(ctx);
 	check(pd[0] != NULL, "PD for the unsupported verbs");
 
+	/* a parent domain: its PD's handle, and the PD outlives it */
+	pd[1] = ibv_alloc_parent_domain(ctx, &(struct ibv_parent_domain_init_attr){
+		.pd = pd[0] });
+	check(pd[1] != NULL, "ibv_alloc_parent_domain of the PD (errno %d)",
+	      pd[1] ? 0 : errno);
+	ret = pd[1] ? ibv_dealloc_pd(pd[0]) : -1;
+	check(ret == EBUSY, "the PD it wraps is not freed before it: EBUSY (%d)",
+	      ret);
+	errno = 0;
+	pd[2] = pd[1] ? ibv_alloc_parent_domain(ctx,
+			&(struct ibv_parent_domain_init_attr){ .pd = pd[1] }) :
+			NULL;
+	check(!pd[2] && errno == EINVAL,
+	      "a parent domain of a parent domain: EINVAL (errno %d)", errno);
+	mr = pd[1] ? ibv_reg_mr(pd[1], buf, sizeof(buf),
+				IBV_ACCESS_LOCAL_WRITE) : NULL;
+	check(mr && mr->pd == pd[1] && ibv_dereg_mr(mr) == 0,
+	      "an MR registered in the parent domain");
+	check(pd[1] && ibv_dealloc_pd(pd[1]) == 0,
+	      "the parent domain is freed");
+
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	check(cq != NULL, "create_cq");
 	errno = 0;
