@@ -160,6 +160,20 @@ static int r_qp_xrc_send(void)
 	return ERR(o_qp);
 }
 
+static int r_srq_tm(void)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = 100, .max_sge = 2 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_TM |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_TM, .cq = cq, .pd = pd,
+		.tm_cap = { .max_num_tags = 64, .max_ops = 16 },
+	};
+
+	o_srq = ibv_create_srq_ex(ctx, &a);
+	return ERR(o_srq);
+}
+
 static int r_d_qp(void) { int e = ibv_destroy_qp(o_qp); if (!e) o_qp = NULL; return e; }
 static int r_d_cq(void) { int e = ibv_destroy_cq(o_cq); if (!e) o_cq = NULL; return e; }
 static int r_d_srq(void) { int e = ibv_destroy_srq(o_srq); if (!e) o_srq = NULL; return e; }
@@ -223,6 +237,7 @@ static const struct walk walks[] = {
 	{ "open_xrcd", NULL, r_xrcd },
 	{ "create_srq_ex(XRC)", r_xrcd, r_srq_xrc },
 	{ "create_qp(XRC_SEND)", NULL, r_qp_xrc_send },
+	{ "create_srq_ex(TM)", NULL, r_srq_tm },
 	/*
 	 * Not create_qp(XRC_RECV): when the core fails to allocate the
 	 * handle it wraps the driver's QP in, or to store it in the domain,

@@ -11,10 +11,10 @@
 #
 #   bash tests/guest/failnth.sh
 . tests/guest/lib/lib.sh
-# the plan: 2 fault attributes, the link and its GID, failnth's 27 checks
+# the plan: 2 fault attributes, the link and its GID, failnth's 28 checks
 # and its status, 7 of the corrupt_copy fault point, the link's and the
 # module's removal
-tap_plan 41
+tap_plan 42
 
 dbg=/sys/kernel/debug
 mountpoint -q $dbg || mount -t debugfs none $dbg

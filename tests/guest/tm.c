@@ -14,7 +14,11 @@
  * (through the provider's mapping), which costs the connection its
  * messages and nothing else.  Prints TAP.
  * Usage: tm DEVICE
+ *        tm DEVICE far SGID_INDEX IPV4: only that an RC QP on a TM SRQ is
+ *        refused a peer on the wire, IPV4's GID (tag matching is one
+ *        host's: EOPNOTSUPP), from the GID at SGID_INDEX
  */
+#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
@@ -617,6 +621,29 @@ static void scribble(void)
 		;
 }
 
+/* The far check of the usage above. */
+static int far(const char *sgidx, const char *ipv4)
+{
+	union ibv_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
+	struct qp_path p = { .dest = 1, .gid = &dgid,
+			     .sgid_index = atoi(sgidx) };
+	struct ibv_qp *q;
+	int e = -1;
+
+	srq = tm_srq(8, 8);
+	q = srq ? rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC) : NULL;
+	if (q && inet_pton(AF_INET, ipv4, dgid.raw + 12) == 1)
+		e = qp_rts_path(q, &p);
+	check(e == EOPNOTSUPP,
+	      "an RC QP on a TM SRQ is refused a peer on the wire, %s: EOPNOTSUPP (%d)",
+	      ipv4, e);
+	if (q)
+		ibv_destroy_qp(q);
+	if (srq)
+		ibv_destroy_srq(srq);
+	return tap_done();
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_cq_init_attr_ex ca = {
@@ -624,8 +651,8 @@ int main(int argc, char **argv)
 					IBV_WC_EX_WITH_TM_INFO,
 	};
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: tm DEVICE\n");
+	if (argc != 2 && (argc != 5 || strcmp(argv[2], "far"))) {
+		fprintf(stderr, "usage: tm DEVICE [far SGID_INDEX IPV4]\n");
 		return 2;
 	}
 	ctx = open_dev(argv[1]);
@@ -644,6 +671,8 @@ int main(int argc, char **argv)
 	      argv[1]);
 	if (!scq || !cmr || !smr)
 		return tap_done();
+	if (argc == 5)
+		return far(argv[3], argv[4]);
 	caps();
 	srq = tm_srq(64, 64);
 	check(srq != NULL, "a TM SRQ of 64 tags on the extended CQ (%s)",

@@ -38,7 +38,7 @@ topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn odp xrc lifetim
 declare -A checks_of=(
 	[interop_vhca_a]=59 [lossy_vhca_a]=25 [ulp_vhca_a]=6 [clients_vhca_a]=6
 	[hostile_vhca_a]=7 [ecn_vhca_a]=6 [odp_vhca_a]=16 [odp_rxe_a]=5
-	[xrc_vhca_a]=15
+	[xrc_vhca_a]=18
 	[interop_rxe_a]=56 [lossy_rxe_a]=4 [ulp_rxe_a]=19 [clients_rxe_a]=14
 	[lifetime_rxe_a]=12
 	[interop_vhca_b]=38 [lossy_vhca_b]=21 [ulp_vhca_b]=13 [clients_vhca_b]=8
