@@ -52,6 +52,29 @@ struct vhca_mring {
 	uint32_t idx;
 };
 
+/*
+ * A protection domain, or a parent domain (ibv_alloc_parent_domain(3)):
+ * one that wraps a protection domain (@parent_of) under the same kernel
+ * handle, so every command on it names that PD.  Its allocators are
+ * never called: vhca's rings are the kernel's memory, mapped, and the
+ * provider allocates no queue memory of its own.  A PD that parent
+ * domains wrap (@parents) is not freed before them.
+ */
+struct vhca_pd {
+	struct ibv_pd ibpd;
+	uint32_t pdn;
+	struct vhca_pd *parent_of;
+	unsigned int parents;
+};
+
+/* Whether @ibpd, of @context, is a parent domain (for a CQ's PD). */
+static inline bool vhca_is_parent_domain(struct ibv_context *context,
+					 struct ibv_pd *ibpd)
+{
+	return ibpd && ibpd->context == context &&
+	       container_of(ibpd, struct vhca_pd, ibpd)->parent_of;
+}
+
 struct vhca_srq;
 
 struct vhca_cq {
@@ -278,8 +301,6 @@ int vhca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int vhca_destroy_srq(struct ibv_srq *srq);
 int vhca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
-
-bool vhca_is_parent_domain(struct ibv_context *context, struct ibv_pd *pd);
 
 int vhca_tm_attach(struct vhca_srq *srq, int cmd_fd,
 		   const struct vhca_create_srq_resp *drv, struct ibv_cq *cq,

@@ -17,20 +17,6 @@ struct vhca_device {
 	struct verbs_device vdev;
 };
 
-/*
- * A protection domain, or a parent domain (ibv_alloc_parent_domain(3)):
- * one that wraps a protection domain (@parent_of) under the same kernel
- * handle, so every command on it names that PD.  Its allocators are
- * never called: vhca's rings are the kernel's memory, mapped, and the
- * provider allocates no queue memory of its own.  A PD that parent
- * domains wrap (@parents) is not freed before them.
- */
-struct vhca_pd {
-	struct ibv_pd ibpd;
-	uint32_t pdn;
-	struct vhca_pd *parent_of;
-	unsigned int parents;
-};
 
 /* The kernel's get_context answer: core part, then vhca's. */
 struct vhca_get_context_resp {
@@ -154,13 +140,6 @@ vhca_alloc_parent_domain(struct ibv_context *context,
 	pd->parent_of = parent;
 	__atomic_fetch_add(&parent->parents, 1, __ATOMIC_RELAXED);
 	return &pd->ibpd;
-}
-
-/* Whether @ibpd, of @context, is a parent domain (for a CQ's PD). */
-bool vhca_is_parent_domain(struct ibv_context *context, struct ibv_pd *ibpd)
-{
-	return ibpd && ibpd->context == context &&
-	       container_of(ibpd, struct vhca_pd, ibpd)->parent_of;
 }
 
 /*

@@ -38,7 +38,13 @@ int main(void)
 	CHECK(offsetof(struct vhca_cqe, status) == 32);
 	CHECK(offsetof(struct vhca_cqe, smac) == 40);
 	CHECK(sizeof(struct vhca_create_cq_resp) == 24);
-	CHECK(sizeof(struct vhca_create_srq_resp) == 24);
+	/* a tag-matching SRQ's table too */
+	CHECK(sizeof(struct vhca_create_srq_resp) == 40);
+	CHECK(offsetof(struct vhca_cqe, tm_tag) == 40);
+	CHECK(sizeof(struct vhca_tm_hdr) == VHCA_RING_HDR_SIZE);
+	CHECK(offsetof(struct vhca_tm_hdr, synced) == VHCA_RING_IDX_ALIGN);
+	CHECK(sizeof(struct vhca_tm_tag) == VHCA_TM_TAG_STRIDE);
+	CHECK(offsetof(struct vhca_tm_tag, sge) == 32);
 	CHECK(sizeof(struct vhca_create_qp_resp) == 56);
 	CHECK(sizeof(struct vhca_swqe) == VHCA_SWQE_HDR_SIZE);
 	CHECK(offsetof(struct vhca_swqe, sge) == VHCA_SWQE_HDR_SIZE);
