@@ -701,6 +701,7 @@ struct vhca_tm_rx {
  * @num_sge: the tag's buffer
  * @sge: and its SGEs
  * @off: the bytes read so far
+ * @odp: the faults of its read
  */
 struct vhca_tm_rndv {
 	u32 peer_qpn;
@@ -710,6 +711,7 @@ struct vhca_tm_rndv {
 	u32 num_sge;
 	struct vhca_sge sge[VHCA_TM_MAX_SGE];
 	u32 off;
+	struct vhca_odp_retry odp;
 };
 
 /**

@@ -353,19 +353,6 @@ static void vhca_tm_rndv_end(struct vhca_dev *vdev, struct vhca_qp *qp,
 		       status == IB_WC_SUCCESS ? &m : NULL, qp->ibqp.qp_num);
 }
 
-/*
- * Fault in the ODP pages @f a rendezvous's read found missing (held by
- * vhca_odp_get()), the *@tries-th time in a row: whether to read again.
- */
-static bool vhca_tm_rndv_fault(const struct vhca_fault *f,
-			       unsigned int *tries)
-{
-	int err = vhca_odp_fault(f->mr, f->va, f->len, f->write, true);
-
-	vhca_odp_put(f->mr);
-	return !err && ++*tries <= VHCA_ODP_TRIES;
-}
-
 /**
  * vhca_tm_rndv_abort() - give up the rendezvous @qp's engine was to read
  * @qp: the QP whose SEND carried it, flushed, reset or destroyed; caller
@@ -398,7 +385,8 @@ void vhca_tm_rndv_abort(struct vhca_qp *qp)
  * The device of the QP it arrived on reads the sender's buffer as an RDMA
  * READ would, VHCA_TM_RUN bytes a run of @qp's send ring at most; then
  * vhca_tm_rndv_end().  The receiving QP gone, it is dropped.  ODP pages
- * are faulted in as the engine's own copies do.
+ * are faulted in as the engine's own copies do (vhca_odp_miss(), in
+ * rndv.odp).
  *
  * Return: VHCA_PARTIAL while bytes are left for the next run, else 0.
  */
@@ -406,7 +394,6 @@ int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp)
 {
 	struct vhca_tm_rndv *rv = &qp->rndv;
 	u32 end = rv->off + VHCA_TM_RUN, n;
-	unsigned int tries = 0;
 	struct vhca_qp *peer;
 	struct vhca_fault f;
 	int status;
@@ -419,17 +406,17 @@ int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp)
 			 vhca_tm_rndv_chunk(vdev, qp, peer, rv, n, &f) :
 			 IB_WC_SUCCESS;
 		if (status == VHCA_COPY_FAULT) {
-			bool held = vhca_odp_get(f.mr);
-
-			rcu_read_unlock();
-			if (held && vhca_tm_rndv_fault(&f, &tries))
+			if (vhca_odp_miss(&rv->odp, &f)) {
+				rcu_read_unlock();
+				vhca_odp_resolve(&rv->odp);
 				continue;
-			status = IB_WC_REM_ACCESS_ERR;
-			rcu_read_lock();
-			peer = vhca_tm_rndv_peer(vdev, qp, rv);
+			}
+			status = IB_WC_REM_ACCESS_ERR;	/* its fault failed */
 		}
-		if (peer && status == IB_WC_SUCCESS)
+		if (peer && status == IB_WC_SUCCESS) {
 			rv->off += n;
+			vhca_odp_retry_reset(&rv->odp);
+		}
 		if (!peer || status != IB_WC_SUCCESS || rv->off >= rv->rx.len) {
 			if (peer)
 				vhca_tm_rndv_end(vdev, qp, peer, rv, status);
@@ -438,7 +425,6 @@ int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp)
 			return 0;
 		}
 		rcu_read_unlock();
-		tries = 0;
 		if (rv->off >= end)
 			return VHCA_PARTIAL;
 		cond_resched();
