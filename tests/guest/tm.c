@@ -85,24 +85,6 @@ static struct twc spoll(int ms)
 static char *cslot(int i) { return cbuf + (size_t)i * LEN; }
 static char *sslot(int i) { return sbuf + (size_t)i * LEN; }
 
-static void fill(char *b, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		b[i] = (char)(i * 29 + seed);
-}
-
-static bool filled(const char *b, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != (char)(i * 29 + seed))
-			return false;
-	return true;
-}
-
 /* A TMH of @op, @tag and app_ctx @ctx at @b. */
 static void tmh(char *b, uint8_t op, uint64_t tag, uint32_t ctx)
 {
@@ -193,7 +175,7 @@ static int eager(int slot, uint64_t tag, uint32_t ctx, uint32_t n,
 		 unsigned int seed)
 {
 	tmh(cslot(slot), IBV_TMH_EAGER, tag, ctx);
-	fill(cslot(slot) + sizeof(struct ibv_tmh), n, seed);
+	fill_seed(cslot(slot) + sizeof(struct ibv_tmh), n, seed);
 	return csend(slot, sizeof(struct ibv_tmh) + n);
 }
 
@@ -289,7 +271,7 @@ static void eagers(void)
 	      "it completes TM_RECV, MATCH and DATA_VALID, the tag's wr_id, tag 5, app_ctx, 1000 bytes (status %d opcode %d flags %#x wr_id %llu tag %llu priv %#x len %u)",
 	      w.status, w.opcode, w.flags, (unsigned long long)w.wr_id,
 	      (unsigned long long)w.tag, w.priv, w.byte_len);
-	check(filled(sslot(1), 1000, 5),
+	check(filled_seed(sslot(1), 1000, 5),
 	      "its data is in the tag's buffer from byte 0, without its header");
 
 	/* two tags match; the first posted takes the first message */
@@ -300,11 +282,11 @@ static void eagers(void)
 	      eager(1, 0x3107, 2, 64, 12) == IBV_WC_SUCCESS,
 	      "two messages of tags 0x1107 and 0x3107, each of which both match, are sent");
 	w = spoll(2000);
-	check(w.wr_id == 2 && w.tag == 0x1107 && filled(sslot(2), 64, 11),
+	check(w.wr_id == 2 && w.tag == 0x1107 && filled_seed(sslot(2), 64, 11),
 	      "the first goes to the tag posted first (wr_id %llu, tag %#llx)",
 	      (unsigned long long)w.wr_id, (unsigned long long)w.tag);
 	w = spoll(2000);
-	check(w.wr_id == 3 && w.tag == 0x3107 && filled(sslot(3), 64, 12),
+	check(w.wr_id == 3 && w.tag == 0x3107 && filled_seed(sslot(3), 64, 12),
 	      "the second to the other (wr_id %llu, tag %#llx)",
 	      (unsigned long long)w.wr_id, (unsigned long long)w.tag);
 	w.status = NO_WC;
@@ -354,7 +336,7 @@ static void unexpected(void)
 	w = sent_then(eager(0, 8, 0, 100, 4));
 	check(w.opcode == IBV_WC_TM_RECV &&
 	      w.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
-	      w.wr_id == 20 && filled(sslot(20), 100, 4),
+	      w.wr_id == 20 && filled_seed(sslot(20), 100, 4),
 	      "in phase again, the tag takes the next message (wr_id %llu)",
 	      (unsigned long long)w.wr_id);
 
@@ -447,7 +429,7 @@ static void race(void)
 		}
 		w = spoll(5000);
 		if (w.opcode == IBV_WC_TM_RECV && w.flags &&
-		    w.wr_id == 0x100000ULL + i && filled(sslot(40), 64, i)) {
+		    w.wr_id == 0x100000ULL + i && filled_seed(sslot(40), 64, i)) {
 			matched++;
 		} else if (w.opcode == IBV_WC_TM_RECV && !w.flags &&
 			   w.wr_id == rid && rid) {
@@ -529,7 +511,7 @@ static void rndv(void)
 	rw.sg_list = &rsge;
 	rw.num_sge = 1;
 	check(!ibv_post_recv(cqp, &rw, &rbad), "the client posts a receive for the FIN");
-	fill(cslot(30), 6000, 9);
+	fill_seed(cslot(30), 6000, 9);
 	check(add(30, 0x77, ~0ULL, 30, &h, NULL), "ADD tag 0x77");
 	tmh(cslot(1), IBV_TMH_RNDV, 0x77, 0x1234);
 	rvh = (struct ibv_rvh){ .va = htobe64((uintptr_t)cslot(30)),
@@ -550,7 +532,7 @@ static void rndv(void)
 	w = spoll(2000);
 	check(w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_RECV &&
 	      w.flags == IBV_WC_TM_DATA_VALID && w.wr_id == 30 &&
-	      w.byte_len == 6000 && filled(sslot(30), 6000, 9),
+	      w.byte_len == 6000 && filled_seed(sslot(30), 6000, 9),
 	      "then TM_RECV, DATA_VALID: the 6000 bytes read into the tag's buffer (flags %#x, %u bytes)",
 	      w.flags, w.byte_len);
 

@@ -107,24 +107,6 @@ static int xpost(struct ibv_qp *qp, struct ibv_cq *cq, uint32_t srqn,
 	return next_wc(cq).status;
 }
 
-static void fill(char *b, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		b[i] = (char)(i * 13 + seed);
-}
-
-static bool filled(const char *b, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != (char)(i * 13 + seed))
-			return false;
-	return true;
-}
-
 /*
  * The child: opens the domain through @path, creates an XRC_RECV QP in
  * it, says its number on @wfd, waits for a word on @rfd (the parent has
@@ -264,7 +246,7 @@ int main(int argc, char **argv)
 	      "ibv_post_recv on XRC QPs (no receive queue): EINVAL, *bad_wr set");
 
 	/* SENDs into the SRQ named: the TGT QP's number, the SRQ's CQ */
-	fill(s, LEN, 1);
+	fill_seed(s, LEN, 1);
 	memset(r, 0, LEN);
 	memset(r2, 0, LEN);
 	st = post_srq(srq, rmr, r, LEN, 11) ?: post_srq(srq2, rmr2, r2, LEN, 22);
@@ -273,26 +255,26 @@ int main(int argc, char **argv)
 	wc = next_wc(rcq);
 	check(st == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS &&
 	      wc.wr_id == 22 && wc.qp_num == tgt->qp_num && wc.byte_len == LEN &&
-	      wc.opcode == IBV_WC_RECV && filled(r2, LEN, 1),
+	      wc.opcode == IBV_WC_RECV && filled_seed(r2, LEN, 1),
 	      "SEND to the second SRQ: its WQE, on its CQ, the TGT QP's number, data checked (%d, %d, %llu, %u)",
 	      st, wc.status, (unsigned long long)wc.wr_id, wc.qp_num);
-	fill(s, LEN, 2);
+	fill_seed(s, LEN, 2);
 	st = xpost(ini, scq, srqn, IBV_WR_SEND, smr, s, LEN, 0, NULL);
 	wc = next_wc(rcq);
 	check(st == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS &&
-	      wc.wr_id == 11 && filled(r, LEN, 2),
+	      wc.wr_id == 11 && filled_seed(r, LEN, 2),
 	      "SEND to the first: its WQE, data checked (%d, %d, %llu)",
 	      st, wc.status, (unsigned long long)wc.wr_id);
 
 	/* RDMA: the rkey must be of the named SRQ's PD */
-	fill(s, LEN, 3);
+	fill_seed(s, LEN, 3);
 	st = xpost(ini, scq, srqn, IBV_WR_RDMA_WRITE, smr, s, LEN, rmr->rkey, r);
-	check(st == IBV_WC_SUCCESS && filled(r, LEN, 3),
+	check(st == IBV_WC_SUCCESS && filled_seed(r, LEN, 3),
 	      "RDMA WRITE through the first SRQ's PD: data checked (%d)", st);
 	memset(s + LEN, 0, LEN);
 	st = xpost(ini, scq, srqn, IBV_WR_RDMA_READ, smr, s + LEN, LEN,
 		   rmr->rkey, r);
-	check(st == IBV_WC_SUCCESS && filled(s + LEN, LEN, 3),
+	check(st == IBV_WC_SUCCESS && filled_seed(s + LEN, LEN, 3),
 	      "RDMA READ back: data checked (%d)", st);
 	*(uint64_t *)r = 37;
 	st = xpost(ini, scq, srqn, IBV_WR_ATOMIC_FETCH_AND_ADD, smr, s, 8,

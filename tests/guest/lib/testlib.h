@@ -126,6 +126,31 @@ static inline struct ibv_wc next_wc(struct ibv_cq *cq)
 	return next_wc_within(cq, 3000);
 }
 
+/*
+ * @len bytes at @b that depend on each byte's offset and on @seed, so a
+ * byte moved, lost or taken from another message shows (fill_seed());
+ * whether they are there (filled_seed()).
+ */
+static inline void __attribute__((unused))
+fill_seed(char *b, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = (char)(i * 29 + seed);
+}
+
+static inline bool __attribute__((unused))
+filled_seed(const char *b, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != (char)(i * 29 + seed))
+			return false;
+	return true;
+}
+
 /* Open the device called @name, or return NULL. */
 static inline struct ibv_context *open_dev(const char *name)
 {
