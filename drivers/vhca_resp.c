@@ -465,17 +465,19 @@ static struct vhca_mr *vhca_resp_rd_mr(struct vhca_dev *vdev,
  * for each batch: if the process deregistered it since the request, the
  * rest of that READ is never sent, as if lost, and the requester's retry
  * earns a remote access NAK.  An ODP MR's pages are held packet by
- * packet.  Returns true if a packet found one missing: @f says which,
- * its MR held, and @b goes on from that packet once it is faulted in.
+ * packet.  A packet that finds one missing stops the batch, with @odp
+ * pending (fault them in and go on from that packet) or lost (the READ
+ * fails).
  */
-static bool vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
+static void vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
 			       struct vhca_rd_batch *b, u32 end,
-			       struct vhca_fault *f)
+			       struct vhca_odp_retry *odp)
 {
 	struct vhca_rd_resp *e = &b->e;
 	struct vhca_cursor src, at;
 	struct vhca_mr *mr = NULL;
-	bool odp = false, miss = false, ok;
+	struct vhca_fault f;
+	bool paged = false, ok;
 	struct vhca_seg seg;
 	u32 k;
 	int err;
@@ -483,8 +485,8 @@ static bool vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
 	rcu_read_lock();
 	if (e->len) {
 		mr = vhca_resp_rd_mr(vdev, qp, e);
-		odp = mr && mr->type == VHCA_MR_ODP;
-		if (mr && !odp && !vhca_mr_read_begin(mr, e->rkey))
+		paged = mr && mr->type == VHCA_MR_ODP;
+		if (mr && !paged && !vhca_mr_read_begin(mr, e->rkey))
 			mr = NULL;
 	}
 	if (mr || !e->len) {
@@ -494,24 +496,25 @@ static bool vhca_resp_rd_batch(struct vhca_dev *vdev, struct vhca_qp *qp,
 		while (e->sent < end) {
 			k = min(e->len - e->sent * e->mtu, e->mtu);
 			at = src;
-			err = odp ? vhca_cursor_hold(at, k, false, f) : 0;
+			err = paged ? vhca_cursor_hold(at, k, false, &f) : 0;
 			if (err) {
-				miss = err == -EFAULT && vhca_odp_get(f->mr);
+				if (err == -EFAULT)	/* pending or lost */
+					vhca_odp_miss(odp, &f);
 				break;
 			}
 			ok = vhca_resp_rd_send(vdev, qp, b, &src);
-			if (odp)
+			if (paged)
 				vhca_cursor_release(at, k);
 			if (!ok)
 				break;
 		}
 	}
-	if (mr && !odp)
+	if (mr && !paged)
 		vhca_mr_read_end(mr);
 	rcu_read_unlock();
-	if (miss)
-		vhca_resp_fault_ahead(f, e->len - e->sent * e->mtu);
-	return miss;
+	if (odp->pending)
+		vhca_resp_fault_ahead(&odp->fault,
+				      e->len - e->sent * e->mtu);
 }
 
 /*
@@ -542,35 +545,31 @@ static void vhca_resp_rd_refuse(struct vhca_dev *vdev, struct vhca_qp *qp,
  *
  * resp.lock is held only to take a batch: the requests arriving on other
  * CPUs do not wait while it is built and sent.  ODP pages a batch finds
- * missing are faulted in here, and the batch goes on.
+ * missing are faulted in here, as every engine step does (vhca_odp_miss()),
+ * and the batch goes on.
  */
 void vhca_resp_rd_work(struct work_struct *work)
 {
 	struct vhca_qp *qp = container_of(work, struct vhca_qp, rd_work);
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vhca_odp_retry odp = {};
 	struct vhca_rd_batch b;
-	struct vhca_fault f;
-	unsigned int tries;
-	bool miss;
 	u32 end;
-	int err;
 
 	while (vhca_resp_rd_take(qp, &b)) {
 		end = b.e.sent + b.n;
-		for (tries = 0; ; tries++) {
+		vhca_odp_retry_reset(&odp);
+		for (;;) {
 			/* as in softirq, where the rest of the responder runs */
 			local_bh_disable();
-			miss = vhca_resp_rd_batch(vdev, qp, &b, end, &f);
+			vhca_resp_rd_batch(vdev, qp, &b, end, &odp);
 			local_bh_enable();
-			if (!miss)
+			if (!odp.pending)
 				break;
-			err = vhca_odp_fault(f.mr, f.va, f.len, false, true);
-			vhca_odp_put(f.mr);
-			if (err || tries >= VHCA_ODP_TRIES) {
-				vhca_resp_rd_refuse(vdev, qp, &b.e);
-				break;
-			}
+			vhca_odp_resolve(&odp);
 		}
+		if (odp.lost)
+			vhca_resp_rd_refuse(vdev, qp, &b.e);
 		/* what was taken and not sent no longer counts */
 		if (b.e.sent < end &&
 		    !atomic_sub_return(end - b.e.sent, &qp->net_inflight))
