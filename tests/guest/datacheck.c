@@ -25,6 +25,10 @@
  *                       message's 8 bytes, which the server checks as
  *                       it does a WRITE's; the client checks that the
  *                       original value it got back is that poison
+ *   cswap               (RC, only if asked) as fadd, by COMPARE_AND_SWAP
+ *                       of the poison for the message's 8 bytes; an
+ *                       unsignaled CAS whose compare is one bit off the
+ *                       poison goes first and must swap nothing
  *
  * Message i of an OP has a length from 1 to MAXSIZE (the extremes, the
  * path MTU and one byte past it among them) and byte k of it is a function
@@ -119,10 +123,11 @@
 
 enum op {
 	OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_AWRITE,
-	OP_FADD, OP_NR
+	OP_FADD, OP_CSWAP, OP_NR
 };
 static const char *const op_name[OP_NR] = {
 	"send", "send_imm", "write", "write_imm", "read", "awrite", "fadd",
+	"cswap",
 };
 
 /* What the client asks for and each end's QP, on the socket. */
@@ -232,10 +237,16 @@ static uint32_t msg_len(uint32_t i)
 	}
 }
 
-/* the length of message @i of @op: an ATOMIC WRITE's is 8 bytes */
+/* @op is an atomic: it returns the word's original value */
+static int fetches(int op)
+{
+	return op == OP_FADD || op == OP_CSWAP;
+}
+
+/* the length of message @i of @op: an atomic's is 8 bytes */
 static uint32_t op_len(int op, uint32_t i)
 {
-	return op == OP_AWRITE || op == OP_FADD ? 8 : msg_len(i);
+	return op == OP_AWRITE || fetches(op) ? 8 : msg_len(i);
 }
 
 /*
@@ -408,6 +419,7 @@ static void poll_one(int op, int recv, uint32_t i)
 	static const enum ibv_wc_opcode sent[OP_NR] = {
 		IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE,
 		IBV_WC_RDMA_READ, IBV_WC_ATOMIC_WRITE, IBV_WC_FETCH_ADD,
+		IBV_WC_COMP_SWAP,
 	};
 	enum ibv_wc_opcode want = !recv ? sent[op] : op == OP_WRITE_IMM ?
 				  IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
@@ -456,10 +468,10 @@ static void poll_one(int op, int recv, uint32_t i)
 static struct view view_of(int op, uint32_t i, int client)
 {
 	int remote = op == OP_WRITE || op == OP_WRITE_IMM || op == OP_READ ||
-		     op == OP_AWRITE || op == OP_FADD;
+		     op == OP_AWRITE || fetches(op);
 	struct view v = { .op = op, .i = i, .cap = op_len(op, i),
 			  .len = op_len(op, i),
-			  .flat = op == OP_AWRITE || op == OP_FADD };
+			  .flat = op == OP_AWRITE || fetches(op) };
 
 	/* what the client reads and what the server receives is the other's */
 	v.qpn = (client == (op == OP_READ)) ? peer.qpn : me.qpn;
@@ -488,6 +500,29 @@ static void post_recv(int s, int op, uint32_t i)
 		    strerror(e));
 }
 
+/*
+ * -o cswap: before each message's CAS, one whose compare is one bit off
+ * the server's @poison and whose swap is one bit off the message @want.
+ * Its original value lands where the real one's does, and is overwritten
+ * by it.  Had it swapped, the real one would find no poison: it would
+ * swap nothing, and get back the wrong original value.
+ */
+static void cswap_decoy(const struct ibv_send_wr *real, uint64_t poison,
+			uint64_t want)
+{
+	struct ibv_send_wr wr = *real, *bad;
+	int e;
+
+	wr.send_flags = 0;
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.compare_add = poison ^ 1;
+	wr.wr.atomic.swap = want ^ 1;
+	e = ibv_post_send(qp, &wr, &bad);
+	if (e)
+		die("ibv_post_send, cswap decoy of message %llu: %s",
+		    (unsigned long long)wr.wr_id, strerror(e));
+}
+
 static void post_send(int s, int op, uint32_t i)
 {
 	static const enum ibv_wr_opcode opcode[OP_NR] = {
@@ -504,7 +539,8 @@ static void post_send(int s, int op, uint32_t i)
 
 	if (op == OP_AWRITE)
 		die("awrite: ibv_post_send() cannot carry it; -w");
-	if (op == OP_FADD) {
+	wr.num_sge = slot_sges(s, v.cap, v.flat, v.grh, sge);
+	if (fetches(op)) {
 		uint64_t want, poison;
 		uint8_t *p = (uint8_t *)&want, *q = (uint8_t *)&poison;
 
@@ -512,12 +548,17 @@ static void post_send(int s, int op, uint32_t i)
 		memcpy(p, buf + s * slot, 8);
 		for (e = 0; e < 8; e++)
 			q[e] = p[e] ^ 0xff;
-		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 		wr.wr.atomic.remote_addr = peer.addr + s * slot;
 		wr.wr.atomic.rkey = peer.rkey;
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 		wr.wr.atomic.compare_add = want - poison;
+		if (op == OP_CSWAP) {
+			cswap_decoy(&wr, poison, want);
+			wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+			wr.wr.atomic.compare_add = poison;
+			wr.wr.atomic.swap = want;
+		}
 	}
-	wr.num_sge = slot_sges(s, v.cap, v.flat, v.grh, sge);
 	if (type == IBV_QPT_UD) {
 		wr.wr.ud.ah = ah;
 		wr.wr.ud.remote_qpn = peer.qpn;
@@ -526,7 +567,7 @@ static void post_send(int s, int op, uint32_t i)
 	if (type == IBV_QPT_XRC_SEND)
 		wr.qp_type.xrc.remote_srqn = peer.srqn;
 	/* every other message that fits goes inline */
-	if (op != OP_READ && op != OP_FADD && v.cap <= max_inline && i % 2)
+	if (op != OP_READ && !fetches(op) && v.cap <= max_inline && i % 2)
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (op == OP_SEND_IMM || op == OP_WRITE_IMM)
 		wr.imm_data = htonl(i);
@@ -602,19 +643,19 @@ static void drop_pages(void)
 }
 
 /*
- * -o fadd: the original value message @i got back into slot @s is the
+ * -o fadd, cswap: the original value message @i got back into slot @s is the
  * server's poison, the complement of the message
  */
-static int fadd_check(int s, uint32_t i)
+static int fetch_check(int op, int s, uint32_t i)
 {
 	uint8_t *p = buf + s * slot, want;
 	int k;
 
 	for (k = 0; k < 8; k++) {
-		want = pattern(me.qpn, OP_FADD, i, k) ^ 0xff;
+		want = pattern(me.qpn, op, i, k) ^ 0xff;
 		if (p[k] != want) {
-			printf("datacheck: fadd message %u: byte %d of the original value is 0x%02x, want 0x%02x\n",
-			       i, k, p[k], want);
+			printf("datacheck: %s message %u: byte %d of the original value is 0x%02x, want 0x%02x\n",
+			       op_name[op], i, k, p[k], want);
 			return -1;
 		}
 	}
@@ -661,8 +702,8 @@ static int client_batch(int op, uint32_t i0, int n)
 		v = view_of(op, i0 + s, 1);
 		bad = slot_check(s, &v, 0);
 	}
-	for (s = 0; s < n && !bad && op == OP_FADD; s++)
-		bad = fadd_check(s, i0 + s);
+	for (s = 0; s < n && !bad && fetches(op); s++)
+		bad = fetch_check(op, s, i0 + s);
 	say(bad ? SAY_BAD : SAY_DONE);
 	return hear() == SAY_OK && !bad ? 0 : -1;
 }
@@ -744,7 +785,7 @@ static int run(int op, int client)
 {
 	unsigned long long bytes = 0;
 	uint32_t i, n;
-	int fixed = op == OP_AWRITE || op == OP_FADD;	/* 8 bytes each */
+	int fixed = op == OP_AWRITE || fetches(op);	/* 8 bytes each */
 
 	for (i = 0; i < count; i += n) {
 		n = count - i < depth ? count - i : depth;
@@ -940,7 +981,8 @@ static void setup(const char *dev, int client)
 {
 	struct ibv_qp_init_attr ia = {
 		.qp_type = type,
-		.cap = { .max_send_wr = depth, .max_recv_wr = depth,
+		/* -o cswap posts two WRs a message */
+		.cap = { .max_send_wr = 2 * depth, .max_recv_wr = depth,
 			 .max_send_sge = 4, .max_recv_sge = 4,
 			 .max_inline_data = 64 },
 	};
@@ -1068,10 +1110,10 @@ int main(int argc, char **argv)
 	if ((cfg.ops & 1 << OP_AWRITE) &&
 	    (cfg.type != IBV_QPT_RC || !wr_api || cfg.maxsize < 8))
 		die("awrite: RC, -w, and -s 8 or more");
-	if ((cfg.ops & 1 << OP_FADD) &&
+	if ((cfg.ops & (1 << OP_FADD | 1 << OP_CSWAP)) &&
 	    ((cfg.type != IBV_QPT_RC && cfg.type != IBV_QPT_XRC_SEND) ||
 	     wr_api || cfg.maxsize < 8))
-		die("fadd: RC or XRC, no -w, and -s 8 or more");
+		die("fadd, cswap: RC or XRC, no -w, and -s 8 or more");
 	if (cfg.type == IBV_QPT_XRC_SEND && cfg.window)
 		die("-M: not with XRC");
 	if (cfg.type != IBV_QPT_XRC_SEND && cfg.bad_srq)

@@ -37,12 +37,12 @@ topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn odp xrc lifetim
 # topic's checks, which differ between the guests and the phases
 declare -A checks_of=(
 	[interop_vhca_a]=59 [lossy_vhca_a]=25 [ulp_vhca_a]=6 [clients_vhca_a]=6
-	[hostile_vhca_a]=7 [ecn_vhca_a]=6 [odp_vhca_a]=16 [odp_rxe_a]=5
+	[hostile_vhca_a]=7 [ecn_vhca_a]=6 [odp_vhca_a]=18 [odp_rxe_a]=6
 	[xrc_vhca_a]=18
 	[interop_rxe_a]=56 [lossy_rxe_a]=4 [ulp_rxe_a]=19 [clients_rxe_a]=14
 	[lifetime_rxe_a]=12
 	[interop_vhca_b]=38 [lossy_vhca_b]=21 [ulp_vhca_b]=13 [clients_vhca_b]=8
-	[hostile_vhca_b]=5 [ecn_vhca_b]=12 [odp_vhca_b]=18 [odp_rxe_b]=4
+	[hostile_vhca_b]=5 [ecn_vhca_b]=12 [odp_vhca_b]=19 [odp_rxe_b]=5
 	[xrc_vhca_b]=13
 	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
 	[lifetime_rxe_b]=4

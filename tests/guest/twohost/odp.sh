@@ -60,6 +60,11 @@ odp_vhca_a() {
 		dcp vhca0 -P
 	check "guest a: the atomics met words missing (sent_odp_rnr_naks grew)" \
 		grew sent_odp_rnr_naks "$rnr0"
+	rnr0=$(stat sent_odp_rnr_naks)
+	check "guest a: datacheck server on vhca0, ODP: COMPARE_AND_SWAPs into it from b" \
+		dcp vhca0 -P
+	check "guest a: the compare-and-swaps met words missing (sent_odp_rnr_naks grew)" \
+		grew sent_odp_rnr_naks "$rnr0"
 	check "guest a: ib_write_bw --odp server on vhca0, client in b" \
 		pt ib_write_bw vhca0 --odp
 	tap_run "guest a: odpunmap server on vhca0" unmap vhca0
@@ -84,6 +89,8 @@ odp_vhca_b() {
 		retry rc vhca0 -O 10.76.1.1
 	check "guest b: datacheck client on vhca0, ODP: FETCH_AND_ADDs (results into ODP)" \
 		retry dcp vhca0 -P -t rc -o fadd 10.76.1.1
+	check "guest b: datacheck client on vhca0, ODP: COMPARE_AND_SWAPs, each after a decoy that must not swap" \
+		retry dcp vhca0 -P -t rc -o cswap 10.76.1.1
 	check "guest b: ib_write_bw --odp client on vhca0" \
 		retry pt ib_write_bw vhca0 --odp 10.76.1.1
 	# the rest of a WRITE that cannot be read fails it at once, without
@@ -104,6 +111,8 @@ odp_rxe_a() {
 		grew sent_odp_rnr_naks "$rnr0"
 	check "guest a: datacheck server on vhca0, ODP, client rxe0 in b: FETCH_AND_ADDs" \
 		dcp vhca0 -P
+	check "guest a: datacheck server on vhca0, ODP, client rxe0 in b: COMPARE_AND_SWAPs" \
+		dcp vhca0 -P
 	check "guest a: datacheck client on vhca0, ODP, server rxe0 in b: every RC op" \
 		retry dcp vhca0 -P -t rc 10.76.1.2
 	check "guest a: datacheck server on vhca0, ODP, receives from an SRQ, uc client rxe0 in b" \
@@ -115,6 +124,8 @@ odp_rxe_b() {
 		retry dcp rxe0 -t rc 10.76.1.1
 	check "guest b: datacheck client on rxe0, FETCH_AND_ADDs into vhca0's ODP in a" \
 		retry dcp rxe0 -t rc -o fadd 10.76.1.1
+	check "guest b: datacheck client on rxe0, COMPARE_AND_SWAPs into vhca0's ODP in a" \
+		retry dcp rxe0 -t rc -o cswap 10.76.1.1
 	check "guest b: datacheck server on rxe0, client vhca0 with ODP in a" \
 		dcp rxe0
 	check "guest b: datacheck uc client on rxe0, to vhca0's ODP SRQ in a" \
