@@ -52,8 +52,8 @@ KERNEL_FILES := $(filter-out drivers/vhca_probed.h,$(wildcard drivers/*.[ch])) \
 	$(filter-out %.mod.c,$(wildcard tests/kmod/*.c)) uapi/vhca-abi.h Kconfig
 
 TEST_CFLAGS := $(CFLAGS_USER) -std=gnu11 -Wall -Wextra -Werror $(RDMA_CORE_DEF)
-# ucxcheck needs UCX's headers, which only the primary system's set-up
-# installs: the UCX clients run there (clients.sh, twohost.sh)
+# ucxcheck needs UCX's headers: the primary system's set-up and the trixie
+# root install them (clients.sh and twohost.sh; each system's leg.sh)
 UCX_TESTS := $(B)/tests/ucxcheck
 GUEST_TESTS := $(filter-out $(UCX_TESTS),$(patsubst tests/guest/%.c,$(B)/tests/%,$(wildcard tests/guest/*.c)))
 HOST_TESTS := $(patsubst tests/host/%.c,$(B)/tests/%,$(wildcard tests/host/*.c))

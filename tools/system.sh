@@ -184,7 +184,7 @@ do_build() {
 		${check:+SPARSE_CHECK="$check"}
 	if [ -n "$r" ]; then
 		log "$name: provider and tests against $(in_root "$r" pkg-config --modversion libibverbs)"
-		in_root "$r" make -s provider usertests B="$b"
+		in_root "$r" make -s provider usertests "$b/tests/ucxcheck" B="$b"
 	else
 		# this machine's userspace: bookworm's provider and tests
 		make -s -C "$VHCA_ROOT" provider usertests

@@ -25,6 +25,8 @@ PKGS=(
 	busybox iproute2 iputils-ping ethtool procps python3 util-linux
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	python3-pyverbs nvme-cli fio
+	# ucxcheck, built and run against trixie's UCX (tests/guest/leg.sh)
+	libucx-dev
 )
 
 root="$VHCA_CACHE/roots/trixie"

@@ -4,12 +4,14 @@
 # device suite and pyverbs (tools/test.sh): every byte of SENDs, WRITEs and
 # READs on each QP type, posted by ibv_post_send and by ibv_wr_*, then the
 # kernel's own verbs (tests/kmod) and NVMe over Fabrics with and without
-# SRQs, data checked, on vhca0 in one guest; with rdma-core 56, FLUSH
-# through the engine and on a wire with rxe (flush.sh).  The full versions of these
-# run on the primary system (examples.sh, kulp.sh).
+# SRQs, data checked, on vhca0 in one guest; UCX with implicit ODP, the
+# system's UCX; with rdma-core 56, FLUSH through the engine and on a wire
+# with rxe (flush.sh).  The full versions of these run on the primary
+# system (examples.sh, kulp.sh, clients.sh).
 . tests/guest/lib/lib.sh
 . tests/guest/nvme.sh
-tap_plan 130
+. tests/guest/lib/clients.sh
+tap_plan 131
 
 A=10.76.0.1
 vhca0_up $A
@@ -24,6 +26,9 @@ done
 
 kverbs_run
 rmmod vhca_kverbs_test
+
+check "UCX $(dpkg-query -W -f '${Version}' libucx0) with implicit ODP (UCX_IB_REG_METHODS=odp), both ends on vhca0: every byte (ucxcheck)" \
+	ucx_ck_odp vhca0 rc_verbs,ud_verbs
 
 for srq in 0 1; do
 	check "nvmet-rdma target on vhca0 (use_srq=$srq)" nvme_target_up $A $srq
