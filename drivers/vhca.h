@@ -651,13 +651,17 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  * What a message's tag-matching header made of it, on a tag-matching SRQ
  * (vhca_tm_take()).  The kinds: a matched eager message lands after its
  * header in the tag's buffer; a matched rendezvous is read from the
- * sender's buffer afterwards (struct vhca_tm_rndv); an unexpected message
- * and one with no tag land whole in a receive WQE of the SRQ.
+ * sender's buffer afterwards (struct vhca_tm_rndv), or, _SW, is left to
+ * software: its headers land in the tag's buffer, which completes
+ * IBV_WC_TM_RNDV_INCOMPLETE (a buffer too small for the data); an
+ * unexpected message and one with no tag land whole in a receive WQE of
+ * the SRQ.
  */
 enum vhca_tm_kind {
 	VHCA_TM_NONE,
 	VHCA_TM_EAGER,
 	VHCA_TM_RNDV,
+	VHCA_TM_RNDV_SW,
 	VHCA_TM_UNEXPECTED,
 	VHCA_TM_NO_TAG,
 };

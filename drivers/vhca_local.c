@@ -96,7 +96,9 @@ static struct vhca_mr *vhca_remote(struct vhca_qp *peer, u32 rkey, u64 va,
  * Where a SEND of @len bytes lands: the receive WQE taken for it
  * (qp->rwqe), whose SGEs go into @dseg and *@nd.  A message a tag took
  * (x->tm) lands behind its tag-matching header, which goes to x->tm.sink
- * with the rest of a rendezvous's, out of the way.  SEND_WITH_INV's rkey
+ * out of the way; so does all of a rendezvous, whose data is read into
+ * the tag's buffer later, if that buffer holds it.  If not, the
+ * rendezvous is left to software and lands whole.  SEND_WITH_INV's rkey
  * goes before any byte is placed.  Returns false with *@status, the
  * requester's completion status, if the SEND cannot land: the receive
  * completed here, in error.  Caller holds rcu_read_lock().
@@ -110,21 +112,28 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 	bool rc = vhca_qpt_rc(qp->ibqp.qp_type);
 	struct vhca_rwqe *rwqe = qp->rwqe;
 	struct vhca_exec_state *x = &qp->exec;
-	u32 sink = x->tm.kind == VHCA_TM_EAGER ? VHCA_TMH_LEN :
-		   x->tm.kind == VHCA_TM_RNDV ? len : 0;
-	s64 room = 0;
+	u32 sink = x->tm.kind == VHCA_TM_EAGER ? VHCA_TMH_LEN : 0;
+	s64 room;
 
 	if (sink)
 		dseg[0] = (struct vhca_seg){ .kdst = x->tm.sink, .len = sink };
 	*nd = 0;
-	if (x->tm.kind != VHCA_TM_RNDV)
-		room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge,
-				 vhca_qp_pd(peer),
-				 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP,
-				 dseg + !!sink, nd);
+	room = vhca_sges(pdev, rwqe->sge, rwqe->num_sge, vhca_qp_pd(peer),
+			 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, dseg + !!sink,
+			 nd);
 	*nd += !!sink;
 	if (room >= 0)
 		room += sink;
+	if (x->tm.kind == VHCA_TM_RNDV && room >= 0) {
+		if (room < x->tm.len) {
+			x->tm.kind = VHCA_TM_RNDV_SW;
+		} else {
+			dseg[0] = (struct vhca_seg){ .kdst = x->tm.sink,
+						     .len = len };
+			*nd = 1;
+			room = len;
+		}
+	}
 	if (room < 0 || room < len) {
 		x->took = false;	/* completed here */
 		vhca_recv_done(peer, rwqe->wr_id,
@@ -351,8 +360,8 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 			if (x->tm.kind == VHCA_TM_RNDV)
 				vhca_exec_tm_rndv(qp, peer, x);
 		}
-		vhca_recv_done(peer, rwqe->wr_id, IB_WC_SUCCESS, len, &msg,
-			       qp->ibqp.qp_num);
+		vhca_recv_done(peer, rwqe->wr_id, vhca_tm_status(&x->tm), len,
+			       &msg, qp->ibqp.qp_num);
 	}
 	return IB_WC_SUCCESS;
 }

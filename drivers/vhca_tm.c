@@ -14,8 +14,12 @@
  * unexpected messages as the engine delivered (the phase sync of
  * ibv_post_srq_ops(3)).  A matched rendezvous is read from the sender's
  * buffer into the tag's by the sender's engine once its SEND completed,
- * then a FIN message goes back to the sender.  Documentation/rings.md
- * has the table's layout and the races.
+ * then a FIN message goes back to the sender.  One the engine does not
+ * read is left to software, as tag_matching.md has it for a tag's
+ * buffer too small for the data: its headers land in the tag's buffer,
+ * which completes IBV_WC_TM_RNDV_INCOMPLETE, and the process reads the
+ * data and sends the FIN itself.
+ * Documentation/rings.md has the table's layout and the races.
  *
  * Everything in the table is the process's to write: each tag is copied
  * out before it is used, and its SGEs are looked up like any receive
@@ -229,7 +233,8 @@ int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr, u32 len,
  *
  * The opcode, flags, tag and app_ctx: a matched message's
  * (IBV_WC_TM_RECV with IBV_WC_TM_MATCH, the tag and app_ctx; a
- * rendezvous's second completion IBV_WC_TM_DATA_VALID alone), an
+ * rendezvous's second completion IBV_WC_TM_DATA_VALID alone; one left to
+ * software MATCH alone, in a completion of vhca_tm_status()), an
  * unexpected one's (IBV_WC_TM_RECV, no flags), or one with no tag
  * (IBV_WC_TM_NO_TAG).
  */
@@ -242,12 +247,26 @@ void vhca_tm_rmsg(struct vhca_rmsg *m, const struct vhca_tm_rx *rx,
 		m->tm_flags = VHCA_CQE_F_TM_DATA;
 		return;
 	}
-	if (rx->kind != VHCA_TM_EAGER && rx->kind != VHCA_TM_RNDV)
+	if (rx->kind != VHCA_TM_EAGER && rx->kind != VHCA_TM_RNDV &&
+	    rx->kind != VHCA_TM_RNDV_SW)
 		return;
 	m->tm_flags = VHCA_CQE_F_TM_MATCH |
 		      (rx->kind == VHCA_TM_EAGER ? VHCA_CQE_F_TM_DATA : 0);
 	m->tm_tag = rx->tag;
 	m->tm_ctx = rx->ctx;
+}
+
+/**
+ * vhca_tm_status() - the status of a message's receive completion
+ * @rx: what the message's header made of it
+ *
+ * Return: IBV_WC_TM_RNDV_INCOMPLETE for a rendezvous left to software,
+ * which is not an error: the QP goes on.  Else IB_WC_SUCCESS.
+ */
+u8 vhca_tm_status(const struct vhca_tm_rx *rx)
+{
+	return rx->kind == VHCA_TM_RNDV_SW ? VHCA_WC_TM_RNDV_INCOMPLETE :
+					     IB_WC_SUCCESS;
 }
 
 /*
@@ -306,27 +325,26 @@ static int vhca_tm_rndv_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
- * The end of @qp's rendezvous @rv, read with @status: a FIN message to
- * @qp (its next receive WQE; none, and the FIN is lost, as a SEND into
- * an empty receive queue is counted), then the tag's completion that its
- * data is in, or that the rendezvous failed.  Caller holds
+ * The FIN of @qp's rendezvous @rv: a copy of its TMH and RVH, opcode FIN
+ * (tag_matching.md), into @qp's next receive WQE; none, and the FIN is
+ * lost, as a SEND into an empty receive queue is counted.  Caller holds
  * rcu_read_lock().
  */
-static void vhca_tm_rndv_end(struct vhca_dev *vdev, struct vhca_qp *qp,
-			     struct vhca_qp *peer, struct vhca_tm_rndv *rv,
-			     u8 status)
+static void vhca_tm_rndv_fin(struct vhca_dev *vdev, struct vhca_qp *qp,
+			     struct vhca_qp *peer, struct vhca_tm_rndv *rv)
 {
-	u8 fin[VHCA_TMH_LEN] = { VHCA_TMH_FIN };
+	u8 fin[VHCA_TMH_LEN + VHCA_RVH_LEN] = { VHCA_TMH_FIN };
 	struct vhca_seg src = { .kbuf = fin, .len = sizeof(fin) }, dseg[VHCA_MAX_SGE];
 	struct vhca_rwqe *wqe = qp->resp.wqe;
-	struct vhca_rmsg m = {};
 	unsigned int nd;
 	s64 room;
 	u8 st;
 
-	vhca_tm_rmsg(&m, &rv->rx, true);
 	memcpy(fin + 4, &rv->rx.ctx, sizeof(rv->rx.ctx));
 	put_unaligned_be64(rv->rx.tag, fin + 8);
+	put_unaligned_be64(rv->rx.va, fin + VHCA_TMH_LEN);
+	put_unaligned_be32(rv->rx.rkey, fin + VHCA_TMH_LEN + 8);
+	put_unaligned_be32(rv->rx.len, fin + VHCA_TMH_LEN + 12);
 	spin_lock_bh(&qp->resp.lock);	/* resp.wqe; the wire has no use of it */
 	switch (vhca_recv_take(qp, wqe, peer->ibqp.qp_num)) {
 	case 0:
@@ -346,8 +364,24 @@ static void vhca_tm_rndv_end(struct vhca_dev *vdev, struct vhca_qp *qp,
 		break;
 	}
 	spin_unlock_bh(&qp->resp.lock);
-	if (status != IB_WC_SUCCESS)
-		status = VHCA_WC_TM_RNDV_INCOMPLETE;
+}
+
+/*
+ * The end of @qp's rendezvous @rv, read with @status: the FIN, then the
+ * tag's completion that its data is in.  A read that failed sends no FIN
+ * (the sender's buffer was not read) and completes the tag with the
+ * status a READ would have had, which takes the receiving QP to the
+ * error state, as a failed READ would.  Caller holds rcu_read_lock().
+ */
+static void vhca_tm_rndv_end(struct vhca_dev *vdev, struct vhca_qp *qp,
+			     struct vhca_qp *peer, struct vhca_tm_rndv *rv,
+			     u8 status)
+{
+	struct vhca_rmsg m = {};
+
+	vhca_tm_rmsg(&m, &rv->rx, true);
+	if (status == IB_WC_SUCCESS)
+		vhca_tm_rndv_fin(vdev, qp, peer, rv);
 	vhca_recv_done(peer, rv->wr_id, status,
 		       status == IB_WC_SUCCESS ? rv->rx.len : 0,
 		       status == IB_WC_SUCCESS ? &m : NULL, qp->ibqp.qp_num);
@@ -358,8 +392,9 @@ static void vhca_tm_rndv_end(struct vhca_dev *vdev, struct vhca_qp *qp,
  * @qp: the QP whose SEND carried it, flushed, reset or destroyed; caller
  *	holds qp->lock
  *
- * Its tag completes with IBV_WC_TM_RNDV_INCOMPLETE, so the receiver does
- * not wait for its data; no FIN goes back.
+ * Its tag completes with IB_WC_REM_ABORT_ERR, so the receiver does not
+ * wait for its data, and its QP, whose peer went, goes to the error
+ * state; no FIN goes back.
  */
 void vhca_tm_rndv_abort(struct vhca_qp *qp)
 {
@@ -371,8 +406,8 @@ void vhca_tm_rndv_abort(struct vhca_qp *qp)
 	rcu_read_lock();
 	peer = vhca_tm_rndv_peer(to_vdev(qp->ibqp.device), qp, rv);
 	if (peer)
-		vhca_recv_done(peer, rv->wr_id, VHCA_WC_TM_RNDV_INCOMPLETE, 0,
-			       NULL, qp->ibqp.qp_num);
+		vhca_recv_done(peer, rv->wr_id, IB_WC_REM_ABORT_ERR, 0, NULL,
+			       qp->ibqp.qp_num);
 	rcu_read_unlock();
 	rv->rx.kind = VHCA_TM_NONE;
 }

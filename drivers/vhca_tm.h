@@ -23,6 +23,7 @@ int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr, u32 len,
 		 struct vhca_rwqe *wqe, struct vhca_tm_rx *rx);
 void vhca_tm_rmsg(struct vhca_rmsg *m, const struct vhca_tm_rx *rx,
 		  bool data);
+u8 vhca_tm_status(const struct vhca_tm_rx *rx);
 int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp);
 void vhca_tm_rndv_abort(struct vhca_qp *qp);
 

@@ -603,11 +603,13 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 	}
 	vhca_cq_post(vhca_recv_cq(dst), &cqe, msg && msg->se);
 	/*
-	 * A connected QP whose WQE completed in error is in error too.  Its
+	 * A connected QP whose WQE completed in error is in error too (a
+	 * rendezvous left to software is no error).  Its
 	 * lock is not ours to take here: its own work does it, and flushes
 	 * what else it has posted.
 	 */
-	if (status != IB_WC_SUCCESS && vhca_qpt_rc(dst->ibqp.qp_type)) {
+	if (status != IB_WC_SUCCESS && status != VHCA_WC_TM_RNDV_INCOMPLETE &&
+	    vhca_qpt_rc(dst->ibqp.qp_type)) {
 		WRITE_ONCE(dst->err_pending, true);
 		vhca_qp_kick_now(dst);
 	}

@@ -484,6 +484,25 @@ static void full(void)
 	check(ibv_destroy_srq(s) == 0, "the TM SRQ with tags posted is destroyed");
 }
 
+static int qp_state_now(struct ibv_qp *q)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	return ibv_query_qp(q, &a, IBV_QP_STATE, &ia) ? -1 : (int)a.qp_state;
+}
+
+/*
+ * @fin, as tag_matching.md has it: the TMH and RVH of the rendezvous
+ * @req, opcode FIN
+ */
+static bool fin_of(const char *fin, const char *req)
+{
+	return fin[0] == IBV_TMH_FIN &&
+	       !memcmp(fin + 1, req + 1, sizeof(struct ibv_tmh) +
+		       sizeof(struct ibv_rvh) - 1);
+}
+
 static int qp_state(struct ibv_qp *q)
 {
 	struct ibv_qp_init_attr ia;
@@ -526,8 +545,8 @@ static void rndv(void)
 	      w.flags, (unsigned long long)w.wr_id);
 	wc = next_wc(ccq);
 	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
-	      wc.wr_id == 77 && wc.byte_len == 16 && cslot(60)[0] == IBV_TMH_FIN,
-	      "the client receives the FIN: 16 bytes, TMH opcode FIN (status %d, %u bytes, opcode %d)",
+	      wc.wr_id == 77 && wc.byte_len == 32 && fin_of(cslot(60), cslot(1)),
+	      "the client receives the FIN: 32 bytes, its TMH and RVH, opcode FIN (status %d, %u bytes, opcode %d)",
 	      wc.status, wc.byte_len, cslot(60)[0]);
 	w = spoll(2000);
 	check(w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_RECV &&
@@ -536,20 +555,43 @@ static void rndv(void)
 	      "then TM_RECV, DATA_VALID: the 6000 bytes read into the tag's buffer (flags %#x, %u bytes)",
 	      w.flags, w.byte_len);
 
+	/* a buffer too small for the data: software's to finish */
+	check(add(32, 0x79, ~0ULL, 32, &h, NULL), "ADD tag 0x79");
+	tmh(cslot(1), IBV_TMH_RNDV, 0x79, 0x99);
+	rvh.len = htobe32(LEN + 1);
+	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
+	w = sent_then(csend(1, 48));
+	check(w.status == IBV_WC_TM_RNDV_INCOMPLETE &&
+	      w.opcode == IBV_WC_TM_RECV && w.flags == IBV_WC_TM_MATCH &&
+	      w.wr_id == 32 && w.tag == 0x79 && w.priv == 0x99 &&
+	      w.byte_len == 48 && !memcmp(sslot(32), cslot(1), 48),
+	      "a rendezvous of more than the tag's buffer: TM_RNDV_INCOMPLETE, MATCH, its 48 bytes of headers in the tag's buffer (status %d, flags %#x, %u bytes)",
+	      w.status, w.flags, w.byte_len);
+	wc = next_wc_within(ccq, 300);
+	check(wc.status == NO_WC, "no FIN: software sends it (%d)", wc.status);
+	check(qp_state_now(sqp) == IBV_QPS_RTS,
+	      "the receiving QP is still in RTS: no error (%d)",
+	      qp_state_now(sqp));
+
 	check(add(31, 0x78, ~0ULL, 31, &h, NULL), "ADD tag 0x78");
+	check(!ibv_post_recv(cqp, &rw, &rbad), "the client posts a receive for a FIN");
 	tmh(cslot(1), IBV_TMH_RNDV, 0x78, 0);
+	rvh.len = htobe32(6000);
 	rvh.rkey = htobe32(cmr->rkey ^ 0x80);
 	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
 	w = sent_then(csend(1, 32));
 	check(w.flags == IBV_WC_TM_MATCH,
 	      "a rendezvous whose rkey is not the sender's is matched");
 	w = spoll(2000);
-	check(w.status == IBV_WC_TM_RNDV_INCOMPLETE && w.wr_id == 31,
-	      "its read is refused: the tag completes TM_RNDV_INCOMPLETE (status %d)",
+	check(w.status == IBV_WC_REM_ACCESS_ERR && w.wr_id == 31,
+	      "its read is refused: the tag completes REM_ACCESS_ERR, as the READ would (status %d)",
 	      w.status);
 	check(qp_state(sqp) == IBV_QPS_ERR,
 	      "and the receiving QP is in the error state, as after a READ refused (%d)",
 	      qp_state(sqp));
+	wc = next_wc_within(ccq, 300);
+	check(wc.status == NO_WC, "no FIN for a rendezvous not read (%d)",
+	      wc.status);
 }
 
 /*
