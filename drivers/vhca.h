@@ -551,6 +551,54 @@ struct vhca_req {
 	bool flush_rxe;
 };
 
+/*
+ * What a message's tag-matching header made of it, on a tag-matching SRQ
+ * (vhca_tm_take()).  The kinds: a matched eager message lands after its
+ * header in the tag's buffer; a matched rendezvous is read from the
+ * sender's buffer afterwards (struct vhca_tm_rndv), or, _SW, is left to
+ * software: its headers land in the tag's buffer, which completes
+ * IBV_WC_TM_RNDV_INCOMPLETE (a buffer too small for the data, and any
+ * rendezvous from the wire); an unexpected message and one with no tag
+ * land whole in a receive WQE of the SRQ.
+ */
+enum vhca_tm_kind {
+	VHCA_TM_NONE,
+	VHCA_TM_EAGER,
+	VHCA_TM_RNDV,
+	VHCA_TM_RNDV_SW,
+	VHCA_TM_UNEXPECTED,
+	VHCA_TM_NO_TAG,
+};
+
+/* The TMH (struct ibv_tmh), and a rendezvous's RVH after it. */
+#define VHCA_TMH_LEN		16
+#define VHCA_RVH_LEN		16
+/*
+ * The most a rendezvous message may carry (tm_caps.max_rndv_hdr_size):
+ * its TMH, RVH and 32 bytes of the application's, which land nowhere.
+ */
+#define VHCA_TM_RNDV_HDR	64
+
+/**
+ * struct vhca_tm_rx - a message's receive on a tag-matching SRQ
+ * @kind: enum vhca_tm_kind
+ * @tag: the TMH's tag
+ * @ctx: the TMH's app_ctx, as it came (big-endian)
+ * @va: a rendezvous's RVH: the sender's buffer
+ * @rkey: and its rkey
+ * @len: and its length
+ * @sink: where the headers of a matched message land, out of the way
+ */
+struct vhca_tm_rx {
+	u8 kind;
+	u64 tag;
+	__be32 ctx;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u8 sink[VHCA_TM_RNDV_HDR];
+};
+
 /**
  * struct vhca_resp - the responder of a message that arrives in packets
  * @lock: serialises the packets of one QP (and modify_qp's resets); a
@@ -600,6 +648,10 @@ struct vhca_req {
  * @held_run: @held_work delivers them: later packets queue behind
  * @hodp: the faults of the first held packet
  * @held_work: faults its pages in and delivers what is held
+ * @tm: a SEND to a tag-matching SRQ: what its header made of it, from its
+ *	first packet (vhca_tm_take())
+ * @skip: bytes of the message still to skip, not place: a matched eager
+ *	message's header
  */
 struct vhca_resp {
 	spinlock_t lock;	/* all of it */
@@ -638,6 +690,8 @@ struct vhca_resp {
 	bool held_run;
 	struct vhca_odp_retry hodp;
 	struct work_struct held_work;
+	struct vhca_tm_rx tm;
+	u32 skip;
 };
 
 /* Answer no READ queued, and forget them all.  Caller holds @r->lock. */
@@ -646,54 +700,6 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
 	r->rd_head = r->rd_tail;
 	r->rd_old = r->rd_tail;
 }
-
-/*
- * What a message's tag-matching header made of it, on a tag-matching SRQ
- * (vhca_tm_take()).  The kinds: a matched eager message lands after its
- * header in the tag's buffer; a matched rendezvous is read from the
- * sender's buffer afterwards (struct vhca_tm_rndv), or, _SW, is left to
- * software: its headers land in the tag's buffer, which completes
- * IBV_WC_TM_RNDV_INCOMPLETE (a buffer too small for the data); an
- * unexpected message and one with no tag land whole in a receive WQE of
- * the SRQ.
- */
-enum vhca_tm_kind {
-	VHCA_TM_NONE,
-	VHCA_TM_EAGER,
-	VHCA_TM_RNDV,
-	VHCA_TM_RNDV_SW,
-	VHCA_TM_UNEXPECTED,
-	VHCA_TM_NO_TAG,
-};
-
-/* The TMH (struct ibv_tmh), and a rendezvous's RVH after it. */
-#define VHCA_TMH_LEN		16
-#define VHCA_RVH_LEN		16
-/*
- * The most a rendezvous message may carry (tm_caps.max_rndv_hdr_size):
- * its TMH, RVH and 32 bytes of the application's, which land nowhere.
- */
-#define VHCA_TM_RNDV_HDR	64
-
-/**
- * struct vhca_tm_rx - a message's receive on a tag-matching SRQ
- * @kind: enum vhca_tm_kind
- * @tag: the TMH's tag
- * @ctx: the TMH's app_ctx, as it came (big-endian)
- * @va: a rendezvous's RVH: the sender's buffer
- * @rkey: and its rkey
- * @len: and its length
- * @sink: where the headers of a matched message land, out of the way
- */
-struct vhca_tm_rx {
-	u8 kind;
-	u64 tag;
-	__be32 ctx;
-	u64 va;
-	u32 rkey;
-	u32 len;
-	u8 sink[VHCA_TM_RNDV_HDR];
-};
 
 /**
  * struct vhca_tm_rndv - a matched rendezvous for the sender's engine to

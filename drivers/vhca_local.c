@@ -177,7 +177,7 @@ static int vhca_exec_tm_take(struct vhca_qp *qp, struct vhca_qp *peer,
 		return vhca_odp_miss(&x->odp, &f) ? VHCA_FAULT : -EFAULT;
 	if (lost)
 		return -EFAULT;
-	return vhca_tm_take(peer, qp->ibqp.qp_num, hdr, len, qp->rwqe,
+	return vhca_tm_take(peer, qp->ibqp.qp_num, hdr, h.len, len, qp->rwqe,
 			    &x->tm);
 }
 

@@ -493,12 +493,6 @@ static int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = vhca_qp_check_attr(qp, attr, mask, cur);
 	if (err)
 		goto out;
-	/* a tag-matching SRQ's messages are matched on this host only */
-	if (vhca_tm_srq(qp) && (mask & IB_QP_AV) &&
-	    vhca_av_dst_dev(qp, &attr->ah_attr) == U32_MAX) {
-		err = -EOPNOTSUPP;
-		goto out;
-	}
 
 	vhca_qp_store_attr(qp, attr, mask);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET)

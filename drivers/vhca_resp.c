@@ -17,6 +17,7 @@
  * need itself.
  */
 #include "vhca_roce.h"
+#include "vhca_tm.h"
 #include "vhca_wire.h"
 
 /*
@@ -40,7 +41,8 @@
 
 /*
  * Complete the receive WQE a message holds, of the message @m ends (NULL
- * if it failed); it is the QP's no more.
+ * if it failed); it is the QP's no more.  On a tag-matching SRQ, with
+ * what the message's header made of it (resp.tm).
  */
 static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
 			   const struct vhca_resp_msg *m)
@@ -59,6 +61,10 @@ static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
 			.se = m->se,
 			.ex = inv ? be32_to_cpu(m->imm) : (__force u32)m->imm,
 		};
+		if (qp->resp.tm.kind) {
+			vhca_tm_rmsg(&msg, &qp->resp.tm, false);
+			status = vhca_tm_status(&qp->resp.tm);
+		}
 	}
 	vhca_recv_done(qp, qp->resp.wqe->wr_id, status, len, m ? &msg : NULL,
 		       qp->attr.dest_qp_num);
@@ -66,17 +72,31 @@ static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
 
 /*
  * The receive WQE a SEND (or a WRITE's immediate data) lands in: the one
- * held, or the next.  Returns 0, -EAGAIN if there is none, or -EINVAL if
- * it is malformed (completed in error).
+ * held, or the next.  On a tag-matching SRQ, a SEND's first packet @m
+ * (the whole message if @last) is matched by its header: the tag that
+ * takes it, or the SRQ's next receive WQE (vhca_tm_take()).  A matched
+ * rendezvous is left to software: its headers land in the tag's buffer.
+ * Returns 0, -EAGAIN if there is none, or -EINVAL if it is malformed
+ * (completed in error).
  */
-static int vhca_resp_take_wqe(struct vhca_qp *qp)
+static int vhca_resp_take_wqe(struct vhca_qp *qp,
+			      const struct vhca_resp_msg *m, bool last)
 {
 	struct vhca_resp *r = &qp->resp;
 	int err;
 
 	if (r->have_wqe)
 		return 0;
-	err = vhca_recv_take(qp, r->wqe, qp->attr.dest_qp_num);
+	r->tm.kind = VHCA_TM_NONE;
+	if (vhca_tm_srq(qp) && !(m->flags & VHCA_PKT_WRITE)) {
+		/* a first packet that is not the last is of a longer message */
+		err = vhca_tm_take(qp, qp->attr.dest_qp_num, m->data, m->len,
+				   last ? m->len : U32_MAX, r->wqe, &r->tm);
+		if (r->tm.kind == VHCA_TM_RNDV)
+			r->tm.kind = VHCA_TM_RNDV_SW;
+	} else {
+		err = vhca_recv_take(qp, r->wqe, qp->attr.dest_qp_num);
+	}
 	r->have_wqe = !err;
 	return err;
 }
@@ -95,6 +115,7 @@ static bool vhca_resp_start(struct vhca_qp *qp, const struct vhca_resp_msg *m,
 	r->dropping = false;
 	r->write = write;
 	r->off = 0;
+	r->skip = 0;
 	if (write) {
 		r->va = m->va;
 		r->rkey = m->rkey;
@@ -102,7 +123,7 @@ static bool vhca_resp_start(struct vhca_qp *qp, const struct vhca_resp_msg *m,
 		return true;
 	}
 	/* UC: no receive, no message */
-	return !vhca_resp_take_wqe(qp);
+	return !vhca_resp_take_wqe(qp, m, false);
 }
 
 /*
@@ -122,7 +143,8 @@ static void vhca_resp_fault_ahead(struct vhca_fault *f, u64 rest)
 
 /*
  * Place one packet's payload at offset r->off of the message: into the
- * held receive WQE's buffers, or at the WRITE's remote address.  Keys are
+ * held receive WQE's buffers (what r->skip says first skipped), or at the
+ * WRITE's remote address.  Keys are
  * looked up again for each packet.  Returns an IB_WC_* status, or
  * VHCA_FAULT with @f: an ODP page to fault in.
  */
@@ -130,44 +152,48 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 			   const struct vhca_resp_msg *m, struct vhca_fault *f)
 {
 	struct vhca_resp *r = &qp->resp;
-	struct vhca_seg data = { .kbuf = m->data, .len = m->len };
+	/* a matched eager message's header lands nowhere */
+	u32 skip = r->write ? 0 : min(r->skip, m->len);
+	struct vhca_seg data = { .kbuf = m->data + skip,
+				 .len = m->len - skip };
 	unsigned int i, nd = 1;
 	u32 doff = 0;
 	struct vhca_mr *mr;
 	int lost;
 	s64 room;
 
-	if (!m->len)
+	r->skip -= skip;
+	if (!data.len)
 		return IB_WC_SUCCESS;
 	/* IBA: a message is 2^31 bytes at most; r->off cannot wrap */
-	if ((u64)r->off + m->len > SZ_2G)
+	if ((u64)r->off + data.len > SZ_2G)
 		return IB_WC_LOC_LEN_ERR;
 	if (r->write) {
-		if (r->off + m->len > r->dmalen)
+		if (r->off + data.len > r->dmalen)
 			return IB_WC_LOC_LEN_ERR;
 		if (!(READ_ONCE(qp->attr.qp_access_flags) &
 		      IB_ACCESS_REMOTE_WRITE))
 			return IB_WC_REM_ACCESS_ERR;
 		mr = vhca_mr_find_remote(vdev, r->rkey, qp,
 					 IB_ACCESS_REMOTE_WRITE | VHCA_FIND_ODP,
-					 r->va + r->off, m->len);
+					 r->va + r->off, data.len);
 		if (!mr)
 			return IB_WC_REM_ACCESS_ERR;
 		r->seg[0] = (struct vhca_seg){ .mr = mr, .key = r->rkey,
 					       .va = r->va + r->off,
-					       .len = m->len };
+					       .len = data.len };
 	} else {
 		room = vhca_sges(vdev, r->wqe->sge, r->wqe->num_sge,
 				 vhca_qp_pd(qp),
 				 IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP, r->seg, &nd);
 		if (room < 0)
 			return IB_WC_LOC_PROT_ERR;
-		if (r->off + m->len > room)
+		if (r->off + data.len > room)
 			return IB_WC_LOC_LEN_ERR;
 		doff = r->off;
 	}
 	/* a LOCAL_INV elsewhere that completed keeps this packet out */
-	lost = vhca_copy_held(r->seg, nd, doff, &data, 1, 0, m->len, f);
+	lost = vhca_copy_held(r->seg, nd, doff, &data, 1, 0, data.len, f);
 	if (lost == VHCA_COPY_FAULT) {
 		if (r->write) {
 			vhca_resp_fault_ahead(f, r->dmalen - r->off);
@@ -182,7 +208,7 @@ static int vhca_resp_place(struct vhca_dev *vdev, struct vhca_qp *qp,
 	}
 	if (lost)
 		return r->write ? IB_WC_REM_ACCESS_ERR : IB_WC_LOC_PROT_ERR;
-	r->off += m->len;
+	r->off += data.len;
 	return IB_WC_SUCCESS;
 }
 
@@ -949,7 +975,7 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 		return;
 	}
 	if (!write || (imm && last)) {
-		status = vhca_resp_take_wqe(qp);
+		status = vhca_resp_take_wqe(qp, m, last);
 		if (status == -EAGAIN) {
 			vhca_count_qp(qp, VHCA_CNT_RCVD_NO_WQE);
 			vhca_resp_rnr(vdev, qp, m->psn, false);
@@ -961,6 +987,9 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return;
 		}
 	}
+	if (first)
+		r->skip = !write && r->tm.kind == VHCA_TM_EAGER ?
+			  VHCA_TMH_LEN : 0;
 	status = vhca_resp_place(vdev, qp, m, &f);
 	if (status == VHCA_FAULT) {
 		if (vhca_resp_fault(qp, &f)) {

@@ -18,7 +18,8 @@
  * read is left to software, as tag_matching.md has it for a tag's
  * buffer too small for the data: its headers land in the tag's buffer,
  * which completes IBV_WC_TM_RNDV_INCOMPLETE, and the process reads the
- * data and sends the FIN itself.
+ * data and sends the FIN itself.  So is every rendezvous from the wire:
+ * the responder has no READ of its own to send on its QP's requester.
  * Documentation/rings.md has the table's layout and the races.
  *
  * Everything in the table is the process's to write: each tag is copied
@@ -154,17 +155,20 @@ static int vhca_tm_claim(struct vhca_tm *tm, u64 tag, struct vhca_rwqe *wqe)
 }
 
 /*
- * What the header @hdr of a message of @len bytes says it is: an eager
- * message or a rendezvous with their fields in @rx, or one with no tag.
- * A rendezvous carries its TMH and RVH in VHCA_TM_RNDV_HDR bytes at most.
+ * What the header @hdr (@avail bytes of it can be read) of a message of
+ * @len bytes says it is: an eager message or a rendezvous with their
+ * fields in @rx, or one with no tag.  A rendezvous carries its TMH and
+ * RVH in VHCA_TM_RNDV_HDR bytes at most, all of them in @hdr.
  */
-static void vhca_tm_parse(const u8 *hdr, u32 len, struct vhca_tm_rx *rx)
+static void vhca_tm_parse(const u8 *hdr, u32 avail, u32 len,
+			  struct vhca_tm_rx *rx)
 {
-	u8 op = len >= VHCA_TMH_LEN ? hdr[0] : VHCA_TMH_NO_TAG;
+	u8 op = avail >= VHCA_TMH_LEN ? hdr[0] : VHCA_TMH_NO_TAG;
 
 	rx->kind = VHCA_TM_NO_TAG;
 	if (op == VHCA_TMH_RNDV &&
-	    (len < VHCA_TMH_LEN + VHCA_RVH_LEN || len > VHCA_TM_RNDV_HDR))
+	    (len < VHCA_TMH_LEN + VHCA_RVH_LEN || len > VHCA_TM_RNDV_HDR ||
+	     avail < len))
 		op = VHCA_TMH_NO_TAG;
 	if (op != VHCA_TMH_EAGER && op != VHCA_TMH_RNDV)
 		return;
@@ -182,8 +186,10 @@ static void vhca_tm_parse(const u8 *hdr, u32 len, struct vhca_tm_rx *rx)
  * vhca_tm_take() - where a SEND to a tag-matching SRQ lands
  * @dst: the QP it arrives on, whose SRQ is a tag-matching one
  * @src_qpn: the sender's QP, for a completion in error
- * @hdr: the message's first bytes, VHCA_TM_RNDV_HDR of them at most
- * @len: its length
+ * @hdr: the message's first bytes
+ * @avail: how many of them there are (a packet's may be fewer than its
+ *	message's VHCA_TM_RNDV_HDR first bytes)
+ * @len: the message's length; more than @avail if the rest is to come
  * @wqe: set to where it lands: the buffer of the tag that takes it, or
  *	the SRQ's next receive WQE
  * @rx: set to what its header made of it (struct vhca_tm_rx)
@@ -198,14 +204,15 @@ static void vhca_tm_parse(const u8 *hdr, u32 len, struct vhca_tm_rx *rx)
  * takes (nothing was taken or counted); -EINVAL for a malformed tag or
  * WQE, taken and completed here in error.
  */
-int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr, u32 len,
-		 struct vhca_rwqe *wqe, struct vhca_tm_rx *rx)
+int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr,
+		 u32 avail, u32 len, struct vhca_rwqe *wqe,
+		 struct vhca_tm_rx *rx)
 {
 	struct vhca_tm *tm = to_vsrq(dst->ibqp.srq)->tm;
 	unsigned long flags;
 	int err = -ENOENT;
 
-	vhca_tm_parse(hdr, len, rx);
+	vhca_tm_parse(hdr, avail, len, rx);
 	spin_lock_irqsave(&tm->lock, flags);
 	if (rx->kind != VHCA_TM_NO_TAG &&
 	    READ_ONCE(vhca_tm_hdr(tm)->synced) == tm->unexpected)

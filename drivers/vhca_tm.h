@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * Tag matching (IBV_SRQT_TM, vhca_tm.c): a tag-matching SRQ's tag table,
- * what the engine makes of a SEND to one, and the rendezvous it finishes
- * for the sender.  Between QPs of this host: modify_qp refuses a QP on
- * such an SRQ a peer on the wire.
+ * what the engine and the responder make of a SEND to one, and the
+ * rendezvous the engine finishes for a sender on this host.
  */
 #ifndef VHCA_TM_H
 #define VHCA_TM_H
@@ -19,8 +18,9 @@ static inline bool vhca_tm_srq(const struct vhca_qp *qp)
 	return qp->ibqp.srq && to_vsrq(qp->ibqp.srq)->tm;
 }
 
-int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr, u32 len,
-		 struct vhca_rwqe *wqe, struct vhca_tm_rx *rx);
+int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr,
+		 u32 avail, u32 len, struct vhca_rwqe *wqe,
+		 struct vhca_tm_rx *rx);
 void vhca_tm_rmsg(struct vhca_rmsg *m, const struct vhca_tm_rx *rx,
 		  bool data);
 u8 vhca_tm_status(const struct vhca_tm_rx *rx);
