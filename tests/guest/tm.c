@@ -14,9 +14,16 @@
  * (through the provider's mapping), which costs the connection its
  * messages and nothing else.  Prints TAP.
  * Usage: tm DEVICE
- *        tm DEVICE far SGID_INDEX IPV4: only that an RC QP on a TM SRQ is
- *        refused a peer on the wire, IPV4's GID (tag matching is one
- *        host's: EOPNOTSUPP), from the GID at SGID_INDEX
+ *
+ * On the wire, between two hosts, from the GIDs at SGID_INDEX:
+ *        tm DEVICE serve SGID_INDEX: the receiving end, on a TM SRQ:
+ *        eager messages matched and placed after their header across
+ *        packets, every byte checked; unexpected messages and the phase
+ *        sync; no tag; a rendezvous, which is left to software (its
+ *        headers in the tag's buffer, TM_RNDV_INCOMPLETE), and software's
+ *        RDMA READ of its data and its FIN on the same QP
+ *        tm DEVICE send SGID_INDEX SERVER: the sending end, an RC QP of
+ *        any device, which sends what the receiving end asks for
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -645,26 +652,271 @@ static void scribble(void)
 		;
 }
 
-/* The far check of the usage above. */
-static int far(const char *sgidx, const char *ipv4)
-{
-	union ibv_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
-	struct qp_path p = { .dest = 1, .gid = &dgid,
-			     .sgid_index = atoi(sgidx) };
-	struct ibv_qp *q;
-	int e = -1;
+/*
+ * On the wire: the receiving end ("serve") has the TM SRQ and checks what
+ * lands; the sending end ("send"), a plain RC QP on any device (rxe
+ * too), runs what the receiving end asks for over TCP, one command at a
+ * time, and answers with its SEND's status.
+ */
+#define WIRE_PORT	"18530"
 
-	srq = tm_srq(8, 8);
-	q = srq ? rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC) : NULL;
-	if (q && inet_pton(AF_INET, ipv4, dgid.raw + 12) == 1)
-		e = qp_rts_path(q, &p);
-	check(e == EOPNOTSUPP,
-	      "an RC QP on a TM SRQ is refused a peer on the wire, %s: EOPNOTSUPP (%d)",
-	      ipv4, e);
-	if (q)
-		ibv_destroy_qp(q);
-	if (srq)
-		ibv_destroy_srq(srq);
+enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_END };
+
+struct cmd {
+	uint32_t op, ctx, n, seed;
+	uint64_t tag;
+};
+
+/* What each end tells the other of its QP. */
+struct wire_qp {
+	uint32_t qpn;
+	union ibv_gid gid;
+};
+
+static int wire_fd = -1;
+
+/* Trade QPs with the peer and connect @q to its; 0 or an errno. */
+static int wire_connect(struct ibv_qp *q, int sgid_index)
+{
+	struct wire_qp me = { .qpn = q->qp_num }, peer;
+	struct qp_path p = { .sgid_index = sgid_index };
+
+	if (ibv_query_gid(ctx, 1, sgid_index, &me.gid) ||
+	    tcp_xfer(wire_fd, &me, sizeof(me), true) ||
+	    tcp_xfer(wire_fd, &peer, sizeof(peer), false))
+		return EIO;
+	p.dest = peer.qpn;
+	p.gid = &peer.gid;
+	return qp_rts_path(q, &p);
+}
+
+/* The sender's part of @c: the SEND's status, or for a rendezvous -3 if
+ * the FIN that must follow is wrong or missing. */
+static int32_t wire_run(const struct cmd *c)
+{
+	struct ibv_recv_wr rw = { .wr_id = 88 }, *rbad;
+	struct ibv_sge rsge = { (uintptr_t)cslot(20), 64, cmr->lkey };
+	struct ibv_rvh rvh;
+	struct ibv_wc wc;
+	int32_t st;
+
+	if (c->op == CMD_EAGER)
+		return eager(0, c->tag, c->ctx, c->n, c->seed);
+	if (c->op == CMD_NO_TAG) {
+		tmh(cslot(0), IBV_TMH_NO_TAG, c->tag, c->ctx);
+		fill_seed(cslot(0) + sizeof(struct ibv_tmh), c->n, c->seed);
+		return csend(0, sizeof(struct ibv_tmh) + c->n);
+	}
+	/* a rendezvous of @n bytes at slot 10, with 16 bytes of our own */
+	rw.sg_list = &rsge;
+	rw.num_sge = 1;
+	if (ibv_post_recv(cqp, &rw, &rbad))
+		return -1;
+	fill_seed(cslot(10), c->n, c->seed);
+	tmh(cslot(1), IBV_TMH_RNDV, c->tag, c->ctx);
+	rvh = (struct ibv_rvh){ .va = htobe64((uintptr_t)cslot(10)),
+				.rkey = htobe32(cmr->rkey), .len = htobe32(c->n) };
+	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
+	fill_seed(cslot(1) + 32, 16, c->seed + 1);
+	st = csend(1, 48);
+	if (st)
+		return st;
+	wc = next_wc(ccq);
+	return wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	       wc.byte_len == 32 && fin_of(cslot(20), cslot(1)) ? 0 : -3;
+}
+
+/* tm DEVICE send SGID_INDEX SERVER */
+static int wire_send(int sgid_index, const char *server)
+{
+	struct cmd c = { .op = CMD_EAGER };
+	int32_t st;
+	int e;
+
+	wire_fd = tcp_connect(server, WIRE_PORT, 60000);
+	cqp = wire_fd >= 0 ? rc_qp(ccq, NULL, IBV_QPT_RC) : NULL;
+	e = cqp ? wire_connect(cqp, sgid_index) : EIO;
+	check(!e, "an RC QP connected to the receiver's at %s (%s)", server,
+	      strerror(e));
+	while (!e && !tcp_xfer(wire_fd, &c, sizeof(c), false) &&
+	       c.op != CMD_END) {
+		st = wire_run(&c);
+		check(!st, "%s of tag %#llx, %u bytes: sent (%d)",
+		      c.op == CMD_EAGER ? "an eager message" :
+		      c.op == CMD_NO_TAG ? "a message with no tag" :
+		      "a rendezvous, and its FIN received back: its TMH and RVH",
+		      (unsigned long long)c.tag, c.n, st);
+		if (tcp_xfer(wire_fd, &st, sizeof(st), true))
+			break;
+	}
+	check(!e && c.op == CMD_END, "the receiver said it is done");
+	return tap_done();
+}
+
+/* The receiver: ask the sender for @c; its SEND's status comes later. */
+static void ask(uint32_t op, uint64_t tag, uint32_t ctx, uint32_t n,
+		uint32_t seed)
+{
+	struct cmd c = { .op = op, .tag = tag, .ctx = ctx, .n = n,
+			 .seed = seed };
+
+	if (tcp_xfer(wire_fd, &c, sizeof(c), true))
+		check(0, "the sender is gone");
+}
+
+/* The sender's status of what was asked last. */
+static int32_t told(void)
+{
+	int32_t st = -1;
+
+	if (tcp_xfer(wire_fd, &st, sizeof(st), false))
+		return -1;
+	return st;
+}
+
+/* The receiver's own SEND or READ of @n bytes on @sqp; its status. */
+static int spost(enum ibv_wr_opcode o, char *b, uint32_t n, uint64_t va,
+		 uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)b, n, smr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 99, .sg_list = &sge, .num_sge = 1, .opcode = o,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = va, .rkey = rkey },
+	}, *bad;
+	struct twc w;
+
+	if (ibv_post_send(sqp, &wr, &bad))
+		return -1;
+	w = spoll(5000);
+	return w.wr_id == 99 ? w.status : -2;
+}
+
+/* The receiving end's eager messages, matched and placed after their
+ * TMH, across packets of a 1024-byte MTU */
+static void wire_eagers(void)
+{
+	static const uint32_t len[] = { 1, 1008, 4000, LEN };
+	struct twc w;
+	int k;
+
+	for (k = 0; k < 4; k++)
+		check(add(k, 0x10 + k, ~0ULL, k, NULL, NULL),
+		      "ADD tag %#x (%u bytes)", 0x10 + k, LEN);
+	for (k = 3; k >= 0; k--) {
+		ask(CMD_EAGER, 0x10 + k, 0x100 + k, len[k], 40 + k);
+		w = spoll(5000);
+		check(told() == IBV_WC_SUCCESS && w.status == IBV_WC_SUCCESS &&
+		      w.opcode == IBV_WC_TM_RECV &&
+		      w.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
+		      w.wr_id == (uint64_t)k && w.tag == 0x10u + k &&
+		      w.priv == 0x100u + k && w.byte_len == len[k] &&
+		      filled_seed(sslot(k), len[k], 40 + k),
+		      "an eager message of %u bytes from the wire: TM_RECV, MATCH and DATA_VALID, its tag's, every byte after the TMH (status %d flags %#x wr_id %llu %u bytes)",
+		      len[k], w.status, w.flags, (unsigned long long)w.wr_id,
+		      w.byte_len);
+	}
+}
+
+/* Unexpected ones, the phase sync, and one with no tag */
+static void wire_unexpected(void)
+{
+	unsigned int flags = 0;
+	struct twc w;
+	int k;
+
+	for (k = 0; k < 4; k++)
+		srecv(20 + k, 20 + k);
+	ask(CMD_EAGER, 0x99, 0, 100, 50);
+	w = spoll(5000);
+	check(told() == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_RECV &&
+	      !w.flags && w.wr_id == 20 && w.byte_len == 116 &&
+	      sslot(20)[0] == IBV_TMH_EAGER &&
+	      filled_seed(sslot(20) + sizeof(struct ibv_tmh), 100, 50),
+	      "a message no tag takes: TM_RECV, no flags, whole in a receive WQE (wr_id %llu, flags %#x, %u bytes)",
+	      (unsigned long long)w.wr_id, w.flags, w.byte_len);
+	k = add(4, 0x20, ~0ULL, 4, NULL, &flags);
+	check(k && (flags & IBV_WC_TM_SYNC_REQ),
+	      "an ADD before software synced it: TM_SYNC_REQ (flags %#x)",
+	      flags);
+	ask(CMD_EAGER, 0x20, 0, 64, 51);
+	w = spoll(5000);
+	check(told() == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_RECV &&
+	      !w.flags && w.wr_id == 21,
+	      "out of phase, a message its tag would match is unexpected too (wr_id %llu)",
+	      (unsigned long long)w.wr_id);
+	unexp = 2;
+	check(sync_(), "SYNC with the 2 handled");
+	ask(CMD_EAGER, 0x20, 0, 64, 52);
+	w = spoll(5000);
+	check(told() == IBV_WC_SUCCESS &&
+	      w.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
+	      w.wr_id == 4 && filled_seed(sslot(4), 64, 52),
+	      "in phase again, the tag takes the next one (wr_id %llu)",
+	      (unsigned long long)w.wr_id);
+	ask(CMD_NO_TAG, 0x20, 0, 40, 53);
+	w = spoll(5000);
+	check(told() == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_NO_TAG &&
+	      w.wr_id == 22 && w.byte_len == 56 &&
+	      filled_seed(sslot(22) + sizeof(struct ibv_tmh), 40, 53),
+	      "TMH opcode NO_TAG: TM_NO_TAG, whole in a receive WQE (opcode %d, %u bytes)",
+	      w.opcode, w.byte_len);
+}
+
+/*
+ * A rendezvous from the wire is left to software: its headers in the
+ * tag's buffer, TM_RNDV_INCOMPLETE; the process reads the data with an
+ * RDMA READ and sends the FIN itself, on the same QP.
+ */
+static void wire_rndv(void)
+{
+	struct ibv_rvh rvh;
+	struct twc w;
+	int st;
+
+	check(add(5, 0x30, ~0ULL, 5, NULL, NULL), "ADD tag 0x30");
+	ask(CMD_RNDV, 0x30, 0x4321, 6000, 60);
+	w = spoll(5000);
+	memcpy(&rvh, sslot(5) + sizeof(struct ibv_tmh), sizeof(rvh));
+	check(w.status == IBV_WC_TM_RNDV_INCOMPLETE &&
+	      w.opcode == IBV_WC_TM_RECV && w.flags == IBV_WC_TM_MATCH &&
+	      w.wr_id == 5 && w.tag == 0x30 && w.priv == 0x4321 &&
+	      w.byte_len == 48 && sslot(5)[0] == IBV_TMH_RNDV &&
+	      be32toh(rvh.len) == 6000 &&
+	      filled_seed(sslot(5) + 32, 16, 61),
+	      "a rendezvous from the wire: TM_RNDV_INCOMPLETE, MATCH, tag and app_ctx, its 48 bytes (TMH, RVH, the sender's own) in the tag's buffer (status %d flags %#x %u bytes)",
+	      w.status, w.flags, w.byte_len);
+	check(qp_state_now(sqp) == IBV_QPS_RTS,
+	      "the receiving QP is still in RTS (%d)", qp_state_now(sqp));
+	st = spost(IBV_WR_RDMA_READ, sslot(6), 6000, be64toh(rvh.va),
+		   be32toh(rvh.rkey));
+	check(st == IBV_WC_SUCCESS && filled_seed(sslot(6), 6000, 60),
+	      "software reads the 6000 bytes the RVH names, every one (%d)",
+	      st);
+	memcpy(sslot(7), sslot(5), 32);
+	sslot(7)[0] = IBV_TMH_FIN;
+	st = spost(IBV_WR_SEND, sslot(7), 32, 0, 0);
+	check(st == IBV_WC_SUCCESS, "and sends the FIN: TMH and RVH (%d)", st);
+	check(told() == 0, "the sender got that FIN");
+}
+
+/* tm DEVICE serve SGID_INDEX */
+static int wire_serve(int sgid_index)
+{
+	int e;
+
+	wire_fd = tcp_connect(NULL, WIRE_PORT, 0);
+	srq = wire_fd >= 0 ? tm_srq(16, 16) : NULL;
+	sqp = srq ? rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC) : NULL;
+	e = sqp ? wire_connect(sqp, sgid_index) : EIO;
+	check(!e, "an RC QP on a TM SRQ connected to the sender's (%s)",
+	      strerror(e));
+	if (!e) {
+		wire_eagers();
+		wire_unexpected();
+		wire_rndv();
+	}
+	ask(CMD_END, 0, 0, 0, 0);
 	return tap_done();
 }
 
@@ -674,15 +926,19 @@ int main(int argc, char **argv)
 		.cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS |
 					IBV_WC_EX_WITH_TM_INFO,
 	};
+	const char *mode = argc > 2 ? argv[2] : "";
+	bool sender = !strcmp(mode, "send");
 
-	if (argc != 2 && (argc != 5 || strcmp(argv[2], "far"))) {
-		fprintf(stderr, "usage: tm DEVICE [far SGID_INDEX IPV4]\n");
+	if (argc != 2 && (argc != 4 || strcmp(mode, "serve")) &&
+	    (argc != 5 || !sender)) {
+		fprintf(stderr, "usage: tm DEVICE [serve SGID_INDEX | send SGID_INDEX SERVER]\n");
 		return 2;
 	}
 	ctx = open_dev(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	ccq = pd ? ibv_create_cq(ctx, 256, NULL, NULL, 0) : NULL;
-	scq = ccq ? ibv_create_cq_ex(ctx, &ca) : NULL;
+	/* a sender may be any device's: it needs no tag-matching info */
+	scq = ccq && !sender ? ibv_create_cq_ex(ctx, &ca) : NULL;
 	cbuf = calloc(NBUF, LEN);
 	sbuf = calloc(NBUF, LEN);
 	cmr = pd && cbuf ? ibv_reg_mr(pd, cbuf, NBUF * LEN,
@@ -690,13 +946,15 @@ int main(int argc, char **argv)
 				      IBV_ACCESS_REMOTE_READ) : NULL;
 	smr = pd && sbuf ? ibv_reg_mr(pd, sbuf, NBUF * LEN,
 				      IBV_ACCESS_LOCAL_WRITE) : NULL;
-	check(scq && cmr && smr && !ibv_query_gid(ctx, 1, 0, &gid),
-	      "context, CQs with tag-matching info, memory, GID 0 of %s",
-	      argv[1]);
-	if (!scq || !cmr || !smr)
+	check((scq || sender) && cmr && smr && !ibv_query_gid(ctx, 1, 0, &gid),
+	      "context, CQs%s, memory, GID 0 of %s",
+	      sender ? "" : " with tag-matching info", argv[1]);
+	if ((!scq && !sender) || !cmr || !smr)
 		return tap_done();
-	if (argc == 5)
-		return far(argv[3], argv[4]);
+	if (sender)
+		return wire_send(atoi(argv[3]), argv[4]);
+	if (argc == 4)
+		return wire_serve(atoi(argv[3]));
 	caps();
 	srq = tm_srq(64, 64);
 	check(srq != NULL, "a TM SRQ of 64 tags on the extended CQ (%s)",

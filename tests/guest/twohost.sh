@@ -16,6 +16,7 @@
 #   ecn.sh       a shaped link that marks packets: CNPs and window cuts
 #   odp.sh       ODP MRs on the wire: faults at either end, data checked
 #   xrc.sh       XRC, vhca to vhca: data checked, a capture checked
+#   tm.sh        tag matching on the wire: vhca0 receives, vhca0 and rxe0 send
 #   lifetime.sh  rdma link del under traffic, a network namespace
 #   underlay.sh  VLAN, macvlan and ipvlan in a namespace, bridge, bonds;
 #                not among the defaults: it needs tools/guest.sh --link2
@@ -31,19 +32,19 @@
 
 # TWOHOST_TOPICS picks topics to run (both guests must get the same),
 # for work on one of them; the set-up and the swap to rxe0 always run
-topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn odp xrc lifetime} "
+topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn odp xrc tm lifetime} "
 
 # The plan: the 5 checks of the set-up, b's swap to rxe0, and each
 # topic's checks, which differ between the guests and the phases
 declare -A checks_of=(
 	[interop_vhca_a]=59 [lossy_vhca_a]=25 [ulp_vhca_a]=6 [clients_vhca_a]=6
 	[hostile_vhca_a]=7 [ecn_vhca_a]=6 [odp_vhca_a]=18 [odp_rxe_a]=6
-	[xrc_vhca_a]=18
+	[xrc_vhca_a]=15 [tm_vhca_a]=23 [tm_rxe_a]=23
 	[interop_rxe_a]=56 [lossy_rxe_a]=4 [ulp_rxe_a]=19 [clients_rxe_a]=14
 	[lifetime_rxe_a]=12
 	[interop_vhca_b]=38 [lossy_vhca_b]=21 [ulp_vhca_b]=13 [clients_vhca_b]=8
 	[hostile_vhca_b]=5 [ecn_vhca_b]=12 [odp_vhca_b]=19 [odp_rxe_b]=5
-	[xrc_vhca_b]=13
+	[xrc_vhca_b]=13 [tm_vhca_b]=13 [tm_rxe_b]=13
 	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
 	[lifetime_rxe_b]=4
 	[underlay_vhca_a]=41 [underlay_rxe_a]=24
@@ -230,6 +231,7 @@ $(rdma statistic show link vhca0/1 2>/dev/null)"
 . tests/guest/twohost/ecn.sh
 . tests/guest/twohost/odp.sh
 . tests/guest/twohost/xrc.sh
+. tests/guest/twohost/tm.sh
 . tests/guest/twohost/lifetime.sh
 . tests/guest/twohost/underlay.sh
 
@@ -246,14 +248,14 @@ phase() {
 	done
 }
 
-phase vhca interop lossy ulp clients hostile ecn odp xrc underlay
+phase vhca interop lossy ulp clients hostile ecn odp xrc tm underlay
 if [ "$VHCA_GUEST" = b ]; then
 	rdma link del vhca0
 	check "guest b: rxe0 on eth1, vhca0 gone from it" \
 		bash -c 'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth1'
 	wait_for 10 has_v4gid rxe0
 fi
-phase rxe interop lossy ulp clients odp lifetime underlay
+phase rxe interop lossy ulp clients odp tm lifetime underlay
 
 rdma link del vhca0 2>/dev/null
 rdma link del rxe0 2>/dev/null

@@ -8,8 +8,7 @@
 # of it checked against the IBA's layout (tests/guest/xrccap.py); a SEND
 # naming an SRQ a lacks is refused; then rdma-core's ibv_xsrq_pingpong,
 # perftest's -c XRC, the RDMA CM's rdma_xserver/rdma_xclient, and
-# libfabric's rxm on the verbs provider's XRC domain.  Last, tag
-# matching's refusal of the wire (tests/guest/tm.c far).
+# libfabric's rxm on the verbs provider's XRC domain.
 #
 # Sourced by twohost.sh, which runs xrc_vhca_a in guest a and xrc_vhca_b
 # in guest b, in step.
@@ -82,8 +81,6 @@ xrc_vhca_a() {
 		timeout 120 rdma_xserver -c x
 	check "guest a: fi_pingpong over ofi_rxm on vhca0-xrc, server; data checked" \
 		xfi vhca0
-	# tag matching is one host's: its QPs get no peer on the wire
-	tap_run tm-far build/tests/tm vhca0 far "$(v4gid vhca0)" 10.76.1.2
 }
 
 xrc_vhca_b() {
