@@ -132,6 +132,28 @@ ucx_ck() {
 	srv_cli ucxcheck "ucx_ck_srv $*" "ucx_ck_cli $1 $A $2"
 }
 
+# ucx_ck_nonblock DEV TLS: ucx_ck with its region mapped
+# UCP_MEM_MAP_NONBLOCK, which UCX registers as an ODP MR where the device
+# has ODP: the ODP UCX 1.15 and later use on a verbs device (they dropped
+# implicit ODP and UCX_IB_REG_METHODS).  True only if both ends' 4 MiB
+# regions showed in rdma res as ODP MRs (drv_kind odp) as it ran.
+ucx_ck_nonblock() {
+	local mrs=/tmp/ucx-nb.mrs sampler rc pids
+	(while :; do rdma res show mr -dd; sleep 0.2; done) >$mrs 2>&1 &
+	sampler=$!
+	(export UCXCHECK_NONBLOCK=1; ucx_ck "$@")
+	rc=$?
+	kill $sampler
+	wait $sampler 2>/dev/null
+	# -dd puts the driver's attributes on a line of their own
+	pids=$(awk '/^dev / { if (l) print l; l = $0; next } { l = l " " $0 }
+		END { if (l) print l }' $mrs |
+		grep "mrlen 4194304 .*comm ucxcheck.*drv_kind odp" |
+		grep -o "pid [0-9]*" | sort -u)
+	echo "ODP MRs of 4 MiB seen: $(paste -sd ' ' <<<"$pids")"
+	[ $rc = 0 ] && [ "$(grep -c pid <<<"$pids")" -ge 2 ]
+}
+
 # ucx_ck_odp DEV TLS: ucx_ck with UCX's implicit ODP registration
 # (UCX_IB_REG_METHODS=odp); true only if the MRs of both ends included
 # an implicit one (the whole address space: mrlen 2^64 - 1) as it ran
