@@ -983,6 +983,7 @@ enum ib_mtu vhca_active_mtu(unsigned int netdev_mtu);
 int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 		 bool solicited);
 void vhca_cq_take_arm(struct vhca_cq *cq);
+void vhca_cq_user_event(struct vhca_cq *cq, bool failed);
 int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
 /* vhca_mr.c */

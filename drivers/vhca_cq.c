@@ -135,6 +135,34 @@ void vhca_cq_take_arm(struct vhca_cq *cq)
 }
 
 /**
+ * vhca_cq_user_event() - the event of completions a provider made itself
+ * @cq: a user CQ
+ * @failed: one of them failed
+ *
+ * Fires the CQ's event as vhca_cq_post() would for a completion of its
+ * own, if the CQ is armed for one (VHCA_IB_METHOD_CQ_EVENT).  Process
+ * context.
+ */
+void vhca_cq_user_event(struct vhca_cq *cq, bool failed)
+{
+	unsigned long flags;
+	bool fire = false;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* Pairs with the provider's barrier between arm and poll. */
+	smp_mb();
+	vhca_cq_take_arm(cq);
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED && failed)) {
+		cq->notify = 0;
+		fire = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (fire && cq->ibcq.comp_handler)
+		vhca_cq_fire(cq);
+}
+
+/**
  * vhca_req_notify_cq() - arm a CQ for its next (solicited) completion
  * @ibcq: the CQ
  * @flags: IB_CQ_NEXT_COMP or IB_CQ_SOLICITED, maybe with

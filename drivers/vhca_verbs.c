@@ -524,9 +524,35 @@ DECLARE_UVERBS_NAMED_METHOD(VHCA_IB_METHOD_SRQ_RESIZE,
 ADD_UVERBS_METHODS(vhca_srq_methods, UVERBS_OBJECT_SRQ,
 		   &UVERBS_METHOD(VHCA_IB_METHOD_SRQ_RESIZE));
 
+static int UVERBS_HANDLER(VHCA_IB_METHOD_CQ_EVENT)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_cq *ibcq =
+		uverbs_attr_get_obj(attrs, VHCA_IB_ATTR_CQ_EVENT_HANDLE);
+	u32 flags;
+	int err;
+
+	err = uverbs_get_flags32(&flags, attrs, VHCA_IB_ATTR_CQ_EVENT_FLAGS,
+				 VHCA_CQ_EVENT_FAILED);
+	if (err)
+		return err;
+	vhca_cq_user_event(to_vcq(ibcq), flags & VHCA_CQ_EVENT_FAILED);
+	return 0;
+}
+
+DECLARE_UVERBS_NAMED_METHOD(VHCA_IB_METHOD_CQ_EVENT,
+			    UVERBS_ATTR_IDR(VHCA_IB_ATTR_CQ_EVENT_HANDLE,
+					    UVERBS_OBJECT_CQ,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_FLAGS_IN(VHCA_IB_ATTR_CQ_EVENT_FLAGS,
+						 u32, UA_OPTIONAL));
+
+ADD_UVERBS_METHODS(vhca_cq_methods, UVERBS_OBJECT_CQ,
+		   &UVERBS_METHOD(VHCA_IB_METHOD_CQ_EVENT));
+
 /* vhca's own uverbs methods, chained onto the core's objects. */
 const struct uapi_definition vhca_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_SRQ, &vhca_srq_methods),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_CQ, &vhca_cq_methods),
 	{},
 };
 

@@ -476,6 +476,26 @@ enum vhca_ib_srq_resize_attrs {
 	VHCA_IB_ATTR_SRQ_RESIZE_RESP,		/* struct vhca_create_srq_resp */
 };
 
+/*
+ * The event of completions the provider made itself: a tag-matching SRQ's
+ * list operations complete in the provider, with no system call, so the
+ * kernel sees no CQE to fire an armed CQ's event for.  After it queued
+ * such completions on a CQ the process may have armed, the provider calls
+ * this method on the CQ: the kernel applies the arms in ctrl and, if the
+ * CQ is armed for the next completion (or for a solicited one, and
+ * VHCA_CQ_EVENT_FAILED says one of them failed), fires its event.
+ */
+enum vhca_ib_cq_methods {
+	VHCA_IB_METHOD_CQ_EVENT = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum vhca_ib_cq_event_attrs {
+	VHCA_IB_ATTR_CQ_EVENT_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	VHCA_IB_ATTR_CQ_EVENT_FLAGS,		/* __u32: VHCA_CQ_EVENT_* */
+};
+
+#define VHCA_CQ_EVENT_FAILED	1U
+
 /* Driver payload of alloc_pd's response. */
 struct vhca_alloc_pd_resp {
 	__u32 pdn;

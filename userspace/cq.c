@@ -275,6 +275,10 @@ int vhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	__atomic_fetch_add(&cq->ring.hdr->ctrl,
 			   solicited_only ? VHCA_CQ_ARM_SOLICITED :
 					    VHCA_CQ_ARM_NEXT, __ATOMIC_SEQ_CST);
+	if (cq->tm_srqs)
+		__atomic_fetch_or(&cq->tm_arm, solicited_only ?
+				  VHCA_TM_ARM_SOLICITED : VHCA_TM_ARM_NEXT,
+				  __ATOMIC_SEQ_CST);
 	pthread_spin_unlock(&cq->lock);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;

@@ -91,7 +91,15 @@ struct vhca_cq {
 	/* the tag-matching SRQs that complete here, under lock (srq.c) */
 	struct vhca_srq *tm_srqs;
 	struct vhca_cqe tm_cqe;	/* a list operation's, as start_poll took it */
+	/*
+	 * how it was armed since a list operation's completion last asked
+	 * the kernel for the event: VHCA_TM_ARM_* (tm.c, vhca_tm_event())
+	 */
+	uint32_t tm_arm;
 };
+
+#define VHCA_TM_ARM_SOLICITED	1U
+#define VHCA_TM_ARM_NEXT	2U
 
 /*
  * The completion of a tag-matching SRQ's list operation, which the

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "provider.h"
 
@@ -147,6 +149,54 @@ static int vhca_tm_del(struct vhca_srq *srq, struct ibv_ops_wr *op,
 	return 0;
 }
 
+/*
+ * The event of the list operations' completions just queued on @cq (one
+ * of them failed if @failed), which the kernel never sees: if the process
+ * armed the CQ since the last such call, for any completion or for
+ * solicited ones and one failed, the kernel fires it for an arm it has
+ * not used (VHCA_IB_METHOD_CQ_EVENT; the kernel decides again, and fires
+ * nothing if a completion of its own used the arm first).  A system call
+ * only then: a process that polls never arms.  Dekker's pattern with the
+ * arm: we store the completion, then load tm_arm; the arm stores tm_arm,
+ * then the poller's next poll loads the completions.  With SEQ_CST on
+ * both sides at least one of them sees the other's store, so a
+ * completion is either polled after the arm or gets its event.
+ */
+static void vhca_tm_event(struct vhca_cq *cq, bool failed)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[2];
+	} req = {
+		.hdr = {
+			.length = sizeof(req),
+			.object_id = UVERBS_OBJECT_CQ,
+			.method_id = VHCA_IB_METHOD_CQ_EVENT,
+			.num_attrs = 2,
+		},
+		.attr = {
+			{ .attr_id = VHCA_IB_ATTR_CQ_EVENT_HANDLE,
+			  .flags = UVERBS_ATTR_F_MANDATORY,
+			  .data = cq->cq.handle },
+			{ .attr_id = VHCA_IB_ATTR_CQ_EVENT_FLAGS,
+			  .len = sizeof(uint32_t),
+			  .data = failed ? VHCA_CQ_EVENT_FAILED : 0 },
+		},
+	};
+
+	uint32_t arm;
+
+	/* the completions' release store of ops_prod before the load */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	arm = __atomic_load_n(&cq->tm_arm, __ATOMIC_SEQ_CST);
+	if (!(arm & VHCA_TM_ARM_NEXT) &&
+	    !((arm & VHCA_TM_ARM_SOLICITED) && failed))
+		return;
+	__atomic_store_n(&cq->tm_arm, 0, __ATOMIC_SEQ_CST);
+	/* an error leaves the event unsent, as a lost interrupt would */
+	(void)ioctl(cq->cq.context->cmd_fd, RDMA_VERBS_IOCTL, &req);
+}
+
 /* One list operation, applied and, if signaled, completed. */
 static int vhca_tm_op(struct vhca_srq *srq, struct ibv_ops_wr *op)
 {
@@ -209,6 +259,8 @@ int vhca_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
 		      struct ibv_ops_wr **bad_op)
 {
 	struct vhca_srq *srq = container_of(ibsrq, struct vhca_srq, vsrq.srq);
+	bool queued, failed = false;
+	uint32_t i, first;
 	int ret = 0;
 
 	if (!srq->tm.map) {
@@ -216,6 +268,7 @@ int vhca_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
 		return EINVAL;
 	}
 	pthread_spin_lock(&srq->lock);
+	first = srq->ops_prod;
 	for (; op; op = op->next) {
 		ret = vhca_tm_op(srq, op);
 		if (ret) {
@@ -223,7 +276,13 @@ int vhca_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
 			break;
 		}
 	}
+	queued = srq->ops_prod != first;
+	for (i = first; i != srq->ops_prod; i++)
+		failed |= srq->ops[i & (srq->max_ops - 1)].status !=
+			  IBV_WC_SUCCESS;
 	pthread_spin_unlock(&srq->lock);
+	if (queued)
+		vhca_tm_event(srq->cq, failed);
 	return ret;
 }
 

@@ -28,6 +28,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,18 +209,24 @@ static void caps(void)
 	      t->max_rndv_hdr_size);
 }
 
-static struct ibv_srq *tm_srq(uint32_t tags, uint32_t ops)
+static struct ibv_srq *tm_srq_on(struct ibv_cq_ex *cq, uint32_t tags,
+				  uint32_t ops)
 {
 	struct ibv_srq_init_attr_ex a = {
 		.attr = { .max_wr = 64, .max_sge = 1 },
 		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
 			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
 		.srq_type = IBV_SRQT_TM, .pd = pd,
-		.cq = ibv_cq_ex_to_cq(scq),
+		.cq = ibv_cq_ex_to_cq(cq),
 		.tm_cap = { .max_num_tags = tags, .max_ops = ops },
 	};
 
 	return ibv_create_srq_ex(ctx, &a);
+}
+
+static struct ibv_srq *tm_srq(uint32_t tags, uint32_t ops)
+{
+	return tm_srq_on(scq, tags, ops);
 }
 
 static struct ibv_qp *rc_qp(struct ibv_cq *cq, struct ibv_srq *s,
@@ -373,6 +380,101 @@ static void unexpected(void)
 	      "a message of the tag removed is unexpected");
 	unexp = 4;
 	check(sync_(), "SYNC with 4");
+}
+
+/* Whether @ch has an event within @ms, which is then taken and acked. */
+static bool event_within(struct ibv_comp_channel *ch, int ms)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (poll(&p, 1, ms) != 1 || ibv_get_cq_event(ch, &cq, &cq_ctx))
+		return false;
+	ibv_ack_cq_events(cq, 1);
+	return true;
+}
+
+/* One list operation on @s, signaled: ADD of @tag, or DEL of @handle. */
+static int op_on(struct ibv_srq *s, enum ibv_ops_wr_opcode o, uint64_t tag,
+		 uint32_t *handle)
+{
+	struct ibv_sge sge = { (uintptr_t)sslot(62), LEN, smr->lkey };
+	struct ibv_ops_wr wr = {
+		.wr_id = 500 + o, .opcode = o, .flags = IBV_OPS_SIGNALED,
+		.tm = { .handle = *handle,
+			.add = { .recv_wr_id = 500, .sg_list = &sge,
+				 .num_sge = 1, .tag = tag, .mask = ~0ULL } },
+	}, *bad;
+	int e = ibv_post_srq_ops(s, &wr, &bad);
+
+	if (!e && o == IBV_WR_TAG_ADD)
+		*handle = wr.tm.handle;
+	return e;
+}
+
+/* The completions waiting on @cq: how many, of which @opcode how many. */
+static int drain(struct ibv_cq_ex *cq, int opcode, int *of)
+{
+	struct ibv_poll_cq_attr pa = {};
+	int n = 0;
+
+	*of = 0;
+	if (ibv_start_poll(cq, &pa))
+		return 0;
+	do {
+		n++;
+		*of += (int)ibv_wc_read_opcode(cq) == opcode;
+	} while (!ibv_next_poll(cq));
+	ibv_end_poll(cq);
+	return n;
+}
+
+/*
+ * The list operations' completions raise their CQ's event as any other
+ * completion does, though the provider makes them with no system call:
+ * none unarmed, one when armed for the next, one when armed for solicited
+ * ones only if an operation failed.
+ */
+static void events(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16, .channel = ch,
+		.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO,
+	};
+	struct ibv_cq_ex *ecq = ch ? ibv_create_cq_ex(ctx, &ca) : NULL;
+	struct ibv_srq *s = ecq ? tm_srq_on(ecq, 8, 8) : NULL;
+	struct ibv_cq *cq = ecq ? ibv_cq_ex_to_cq(ecq) : NULL;
+	uint32_t h = 0;
+	int n, of;
+
+	check(s != NULL, "a TM SRQ on a CQ with a completion channel");
+	if (!s)
+		goto out;
+	check(!op_on(s, IBV_WR_TAG_ADD, 0x600, &h) && !event_within(ch, 200) &&
+	      drain(ecq, IBV_WC_TM_ADD, &of) == 1 && of == 1,
+	      "an ADD on the CQ not armed: its completion, and no event");
+	check(!ibv_req_notify_cq(cq, 0) && !op_on(s, IBV_WR_TAG_DEL, 0, &h) &&
+	      event_within(ch, 2000),
+	      "armed for the next completion, a DEL: the CQ's event");
+	n = drain(ecq, IBV_WC_TM_DEL, &of);
+	check(n == 1 && of == 1, "and its TM_DEL completion (%d)", n);
+	check(!ibv_req_notify_cq(cq, 1) &&
+	      !op_on(s, IBV_WR_TAG_ADD, 0x601, &h) && !event_within(ch, 200),
+	      "armed for solicited ones, an ADD that succeeds: no event");
+	check(!op_on(s, IBV_WR_TAG_DEL, 0, &h) &&
+	      !op_on(s, IBV_WR_TAG_DEL, 0, &h) && event_within(ch, 2000),
+	      "then a DEL that fails (TM_ERR): the event");
+	n = drain(ecq, IBV_WC_TM_DEL, &of);
+	check(n == 3 && of == 2, "the ADD's and both DELs' completions (%d, %d)",
+	      n, of);
+	ibv_destroy_srq(s);
+out:
+	if (ecq)
+		ibv_destroy_cq(cq);
+	if (ch)
+		ibv_destroy_comp_channel(ch);
 }
 
 /* The removal race: a thread removing the tags a client sends to. */
@@ -973,6 +1075,7 @@ int main(int argc, char **argv)
 	unexpected();
 	race();
 	full();
+	events();
 	rndv();
 	scribble();
 	check(sqp && cqp && ibv_destroy_qp(sqp) == 0 &&
