@@ -16,8 +16,11 @@
 # 1. While a data-checked RC connection (rping -V, every byte compared)
 #    and a UC ping-pong (ibv_uc_pingpong -c, which compares the first byte
 #    of each page of each buffer: a spot check) run between a and b, with a UD
-#    ping-pong, perftest's UC WRITE, READ (ODP) and XRC SEND servers on a
-#    and a READ client on a, b sends FUZZ_COUNT mutated packets at a, learning QPNs
+#    ping-pong, perftest's UC WRITE, READ (ODP) and XRC SEND servers on a,
+#    an RC QP of a on a tag-matching SRQ that b's eager messages keep
+#    busy (tm.c serve HOLD_S: no message b was told arrived may lack its
+#    completion) and a READ client on a, b sends FUZZ_COUNT mutated
+#    packets at a, learning QPNs
 #    and PSNs from the wire.  a tells b which QPs are the data-checked
 #    ones: they get only what no responder may act on.  These must end
 #    with their data intact or with a completion error, never with "data
@@ -56,8 +59,8 @@ SEED=${FUZZ_SEED:+--seed $FUZZ_SEED}
 
 # the plan: 4 checks before the phases and 6 after them, and each phase's
 case $VHCA_GUEST in
-a) fuzz_checks=13 fixed_checks=5 ;;
-b) fuzz_checks=6 fixed_checks=8 ;;
+a) fuzz_checks=18 fixed_checks=5 ;;
+b) fuzz_checks=10 fixed_checks=8 ;;
 esac
 [ "$PHASES" != checks ] || fuzz_checks=0
 [ "$PHASES" != fuzz ] || fixed_checks=0
@@ -231,6 +234,13 @@ if [ "$VHCA_GUEST" = a ]; then
 		pt ib_read_bw 18520 "$D" --odp >/tmp/rd.log 2>&1 &
 		# its XRC SRQ's receives: fuzzed XRCETHs name it and others
 		pt ib_send_bw 18522 "$D" -c XRC >/tmp/xrc.log 2>&1 &
+		# an RC QP on a tag-matching SRQ, fed eager messages by b
+		# until the fuzz is over: fuzzed TMHs and RVHs (tests/guest/tm.c
+		# serve HOLD_S STOP_FILE)
+		rm -f /tmp/tm-stop
+		timeout $((FTIME + 900)) build/tests/tm vhca0 serve "$(v4gid vhca0)" \
+			$((FTIME + 600)) /tmp/tm-stop >/tmp/tm-fuzz.tap 2>&1 &
+		tm_pid=$!
 		# b starts its clients once these listen, and not before: a
 		# client that finds no server starts again, and a dozen of them
 		# doing that on the debug kernels held the start up for minutes
@@ -241,16 +251,24 @@ if [ "$VHCA_GUEST" = a ]; then
 		# a's own requester, for b's forged responses
 		client pt ib_read_bw 18521 "$D" 10.76.1.2 \
 			>/tmp/rdc.log 2>&1 &
-		check "guest a: the data-checked RC (rping) and UC ping-pongs are connected" \
+		check "guest a: the data-checked RC (rping) and UC ping-pongs, and tm's QP, are connected" \
 			wait_for 150 bash -c "[ -n \"\$(rdma res show qp link vhca0/1 |
 				grep 'comm ibv_uc_pingpong' | grep RTS)\" ] &&
 				[ -n \"\$(rdma res show qp link vhca0/1 |
-				grep 'comm rping' | grep RTS)\" ]"
+				grep 'comm rping' | grep RTS)\" ] &&
+				[ -n \"\$(rdma res show qp link vhca0/1 |
+				grep 'comm tm' | grep RTS)\" ]"
 		rdma res show qp link vhca0/1 | sed 's/^/#   /'
 		protect="$(qpn_of rping),$(qpn_of ibv_uc_pingpong)"
-		echo "# protected (data-checked) QPNs: $protect"
-		check "guest a: tell b which QPs are data-checked" tell 10.76.1.2 "$protect"
+		echo "# protected (data-checked) QPNs: $protect; tm's: $(qpn_of tm)"
+		check "guest a: tell b which QPs are data-checked, and tm's" \
+			tell 10.76.1.2 "$protect/$(qpn_of tm)"
 		check "guest a: b says the fuzz is over" hear fuzz-done
+		touch /tmp/tm-stop
+		wait "$tm_pid"
+		r=$?
+		tap_import "tm serve under the fuzz" </tmp/tm-fuzz.tap
+		check_eq "guest a: tm serve under the fuzz: exit status" "$r" 0
 		under_fuzz server "" ud wruc rd rdc xrc
 		snap after
 		for c in $more rcvd_pkts sent_pkts; do
@@ -357,17 +375,27 @@ else
 			>/tmp/rd.log 2>&1 &
 		client pt ib_send_bw 18522 "$D" -c XRC $A \
 			>/tmp/xrc.log 2>&1 &
-		protect=$(HEAR_TIME=300 hear_word)
-		echo "# a's data-checked QPNs: $protect"
-		check "guest b: heard a's data-checked QPNs" test -n "$protect"
+		timeout $((FTIME + 900)) build/tests/tm vhca0 send "$(v4gid vhca0)" $A \
+			>/tmp/tm-fuzz.tap 2>&1 &
+		tm_pid=$!
+		word=$(HEAR_TIME=300 hear_word)
+		protect=${word%/*} tmq=${word#*/}
+		echo "# a's data-checked QPNs: $protect; its TM QP: $tmq"
+		check "guest b: heard a's data-checked QPNs and its TM QP" \
+			test -n "$protect" -a -n "$tmq" -a "$tmq" != "$word"
 		python3 tests/guest/pktfuzz.py fuzz --victim $A --peer 10.76.1.2 \
-			--protect "$protect" --count "$COUNT" --time "$FTIME" \
+			--protect "$protect" --tm "$tmq" --count "$COUNT" --time "$FTIME" \
 			--min-count "$COUNT" $SEED >/tmp/fuzz.log 2>&1
 		r=$?
 		sed 's/^/#   /' /tmp/fuzz.log
 		check_eq "guest b: pktfuzz sent its packets (at least $COUNT)" "$r" 0
-		under_fuzz client " (every byte checked)" ud wruc rd rds xrc
+		# a ends tm's hold when it hears this
 		check "guest b: tell a the fuzz is done" tell $A fuzz-done
+		wait "$tm_pid"
+		r=$?
+		tap_import "tm send under the fuzz" </tmp/tm-fuzz.tap
+		check_eq "guest b: tm send under the fuzz: exit status" "$r" 0
+		under_fuzz client " (every byte checked)" ud wruc rd rds xrc
 
 	fi
 	if [ "$PHASES" != fuzz ]; then

@@ -4,7 +4,7 @@
 this host's NIC to a victim's UDP port 4791 (tests/guest/fuzz-wire.sh).
 
     pktfuzz.py fuzz --dev eth1 --victim IP --peer IP [--seed S] [--count N]
-               [--time S] [--protect QPN,...]
+               [--time S] [--protect QPN,...] [--tm QPN]
     pktfuzz.py inject --dev eth1 --victim IP --peer IP --kind uc|rc
                --src IP [--count N]
     pktfuzz.py readflood --dev eth1 --victim IP --peer IP [--count N]
@@ -38,7 +38,8 @@ runts.  QPNs in --protect (the victim's data-checked connections) only get
 what no correct responder may act on: malformed headers, and for RC,
 requests outside the PSN window and responses outside the requester's.
 A well-formed packet in the window is the peer's to send, spoofed or not
-(the spoofed kind is `inject`'s).
+(the spoofed kind is `inject`'s).  --tm names an RC QP of the victim on a
+tag-matching SRQ: most TMH-bearing SENDs go to it, at the PSN it expects.
 
 inject: --count spoofed SEND ONLY packets of 1024 bytes of 0xee, from
 --src, into the victim's UC (or RC) QP, each right after a genuine
@@ -410,7 +411,7 @@ class Fuzzer:
             (self.c_dupread, 5), (self.c_atomic, 3), (self.c_ud, 5),
             (self.c_qp1, 3), (self.c_cnp, 2), (self.c_ip, 3),
             (self.c_garbage, 4), (self.c_valid_icrc_garbage, 3),
-            (self.c_bad_icrc, 2),
+            (self.c_bad_icrc, 2), (self.c_tmh, 5),
         ]
         self.table = []
         for fn, wgt in self.cats:
@@ -685,6 +686,44 @@ class Fuzzer:
                             room - 3, self.r.randrange(room)])
         return self.emit(op, q, self.psn_near(q.resp_psn or q.req_psn),
                          self.ext_bytes(op, q, n) + self.payload(pl),
+                         pad=(-pl) & 3)
+
+    def tmh(self, n):
+        """@n payload bytes that begin as a tag-matching header: each TMH
+        opcode or a stray one, a tag the victim's TM SRQ has posted
+        (tm.c's hold) or any, and for some an RVH of any address, rkey
+        and length."""
+        r = self.r
+        op = r.choice([0, 1, 1, 2, 3, 3, r.randrange(256)])
+        tag = r.choice([0x40 + r.randrange(8), r.randrange(1 << 64)])
+        out = struct.pack("!BBHIQ", op, 0, r.choice([0, 0xFFFF]),
+                          r.randrange(1 << 32), tag)
+        if r.random() < 0.6:
+            out += struct.pack("!QII", r.randrange(1 << 64),
+                               r.randrange(1 << 32),
+                               r.choice([0, 1, 6000, 0xFFFFFFFF,
+                                         r.randrange(1 << 32)]))
+        out += r.randbytes(max(0, n - len(out)))
+        return out[:n]
+
+    def c_tmh(self):
+        """SENDs to RC QPs whose payload is a TMH, and an RVH, of every
+        length around theirs: a QP on a tag-matching SRQ parses them at a
+        message's first packet."""
+        q = self.target("RC")
+        psn = self.psn_near(q.resp_psn)
+        if getattr(self.a, "tm", 0) and self.r.random() < 0.8:
+            q = self.s.qp(self.a.tm)
+            q.kind = "RC"
+            if q.resp_psn is not None and self.r.random() < 0.8:
+                psn = q.resp_psn
+        op = RC | self.r.choice([SEND_ONLY, SEND_ONLY, SEND_ONLY_IMM,
+                                 SEND_FIRST, SEND_MIDDLE, SEND_LAST])
+        n = ext_len(op)
+        pl = self.r.choice([0, 1, 15, 16, 17, 31, 32, 33, 48, 64, 65, 100,
+                            MTU, MTU - 7])
+        return self.emit(op, q, psn,
+                         self.ext_bytes(op, q, n) + self.tmh(pl),
                          pad=(-pl) & 3)
 
     def c_psn(self):
@@ -1290,6 +1329,7 @@ def main():
     p.add_argument("--skip", type=int, default=0)
     p.add_argument("--dump", action="store_true")
     p.add_argument("--protect", default="")
+    p.add_argument("--tm", type=lambda x: int(x, 0), default=0)
     p.add_argument("--kind", default="uc")
     p.add_argument("--src", default="10.76.1.99")
     p.add_argument("--stop-pid", type=int)

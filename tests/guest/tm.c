@@ -24,6 +24,8 @@
  *        RDMA READ of its data and its FIN on the same QP
  *        tm DEVICE send SGID_INDEX SERVER: the sending end, an RC QP of
  *        any device, which sends what the receiving end asks for
+ *        tm DEVICE serve SGID_INDEX HOLD_S [STOP_FILE]: a target for a
+ *        fuzzer on the wire instead of the checks (wire_hold())
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -760,9 +762,11 @@ static void scribble(void)
  * too), runs what the receiving end asks for over TCP, one command at a
  * time, and answers with its SEND's status.
  */
-#define WIRE_PORT	"18530"
+#define WIRE_PORT	"18560"
+#define HOLD_TAGS	8	/* tags and receive WQEs kept posted in a hold */
 
-enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_END };
+/* CMD_QUIET: an eager message whose send the sender does not report */
+enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_QUIET, CMD_END };
 
 struct cmd {
 	uint32_t op, ctx, n, seed;
@@ -802,7 +806,7 @@ static int32_t wire_run(const struct cmd *c)
 	struct ibv_wc wc;
 	int32_t st;
 
-	if (c->op == CMD_EAGER)
+	if (c->op == CMD_EAGER || c->op == CMD_QUIET)
 		return eager(0, c->tag, c->ctx, c->n, c->seed);
 	if (c->op == CMD_NO_TAG) {
 		tmh(cslot(0), IBV_TMH_NO_TAG, c->tag, c->ctx);
@@ -843,7 +847,8 @@ static int wire_send(int sgid_index, const char *server)
 	while (!e && !tcp_xfer(wire_fd, &c, sizeof(c), false) &&
 	       c.op != CMD_END) {
 		st = wire_run(&c);
-		check(!st, "%s of tag %#llx, %u bytes: sent (%d)",
+		if (c.op != CMD_QUIET)
+			check(!st, "%s of tag %#llx, %u bytes: sent (%d)",
 		      c.op == CMD_EAGER ? "an eager message" :
 		      c.op == CMD_NO_TAG ? "a message with no tag" :
 		      "a rendezvous, and its FIN received back: its TMH and RVH",
@@ -1002,8 +1007,110 @@ static void wire_rndv(void)
 	check(told() == 0, "the sender got that FIN");
 }
 
-/* tm DEVICE serve SGID_INDEX */
-static int wire_serve(int sgid_index)
+static long long ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* What the hold's completions were. */
+struct hold {
+	unsigned int sent;	/* eager messages the sender was told went */
+	unsigned int theirs;	/* completions of such messages */
+	unsigned int foreign;	/* completions of anything else */
+	unsigned int bad;	/* completions no posted buffer could give */
+};
+
+/*
+ * A completion of the hold: put back the tag or receive WQE it used, sync
+ * an unexpected message, and count it.  The sender's messages are 256
+ * bytes for tags 0x40.., app_ctx 0; anything else is the fuzzer's.  A
+ * completion must name a tag or receive WQE the hold posted and fit its
+ * buffer, whatever came.
+ */
+static void hold_one(const struct twc *w, struct hold *h)
+{
+	uint64_t k = w->wr_id;
+	bool tag = k >= 200 && k < 200 + HOLD_TAGS;
+	bool wqe = k >= 300 && k < 300 + HOLD_TAGS;
+
+	if (w->opcode == IBV_WC_TM_ADD || w->opcode == IBV_WC_TM_DEL ||
+	    w->opcode == IBV_WC_TM_SYNC)
+		return;
+	if (tag)
+		add(k, 0x40 + k - 200, ~0ULL, 40 + k - 200, NULL, NULL);
+	if (wqe)
+		srecv(48 + k - 300, k);
+	if (w->status == IBV_WC_SUCCESS && w->opcode == IBV_WC_TM_RECV &&
+	    !w->flags) {
+		unexp++;
+		sync_();
+	}
+	if ((!tag && !wqe) || (w->status == IBV_WC_SUCCESS &&
+			       w->byte_len > LEN)) {
+		h->bad++;
+		printf("# a completion no buffer posted gives: wr_id %llu status %d opcode %d %u bytes\n",
+		       (unsigned long long)k, w->status, w->opcode,
+		       w->byte_len);
+	} else if (tag && w->status == IBV_WC_SUCCESS &&
+		   w->flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
+		   w->tag == 0x40 + k - 200 && !w->priv && w->byte_len == 256) {
+		h->theirs++;
+	} else {
+		h->foreign++;
+	}
+}
+
+/*
+ * tm DEVICE serve SGID_INDEX HOLD_S [STOP_FILE]: instead of the checks,
+ * eager messages from the sender for HOLD_S seconds, or until STOP_FILE
+ * exists, with HOLD_TAGS tags and receive WQEs kept posted, for a fuzzer
+ * on the wire to learn the QP from and send its own to
+ * (tests/guest/fuzz-wire.sh): TMHs of every opcode, any tag and RVH, at
+ * any length, at the PSN the QP expects.  Whatever arrives is completed
+ * from a buffer the hold posted, and the fuzzer's must show: completions
+ * of its messages, or a connection it broke.  (A message of the fuzzer's
+ * at the PSN the sender's next one has takes that one's place: the
+ * responder answers the sender's as a duplicate.  So the sender's are
+ * not all delivered; that is RC's answer to a spoofed peer.)
+ */
+static void wire_hold(int secs, const char *stop)
+{
+	long long end = ms_now() + secs * 1000LL;
+	struct hold h = {};
+	int32_t st = 0;
+	struct twc w;
+	unsigned int k;
+
+	for (k = 0; k < HOLD_TAGS; k++) {
+		add(200 + k, 0x40 + k, ~0ULL, 40 + k, NULL, NULL);
+		srecv(48 + k, 300 + k);
+	}
+	while (ms_now() < end && (!stop || access(stop, F_OK))) {
+		if (!st) {
+			ask(CMD_QUIET, 0x40 + h.sent % HOLD_TAGS, 0, 256,
+			    h.sent);
+			st = told();
+			h.sent += !st;
+		}
+		for (w = spoll(st ? 100 : 1); w.status != NO_WC; w = spoll(1))
+			hold_one(&w, &h);
+	}
+	/* the last ones in flight */
+	for (w = spoll(1000); w.status != NO_WC; w = spoll(200))
+		hold_one(&w, &h);
+	check(!h.bad,
+	      "held %d s at most: %u completions of the sender's %u eager messages, %u of others; %u from no buffer posted",
+	      secs, h.theirs, h.sent, h.foreign, h.bad);
+	check(h.foreign || st,
+	      "a fuzzer's messages reached the TM SRQ (%u), or broke the connection (the sender's status %d)",
+	      h.foreign, st);
+}
+
+/* tm DEVICE serve SGID_INDEX [HOLD_S [STOP_FILE]] */
+static int wire_serve(int sgid_index, int hold, const char *stop)
 {
 	int e;
 
@@ -1013,7 +1120,9 @@ static int wire_serve(int sgid_index)
 	e = sqp ? wire_connect(sqp, sgid_index) : EIO;
 	check(!e, "an RC QP on a TM SRQ connected to the sender's (%s)",
 	      strerror(e));
-	if (!e) {
+	if (!e && hold)
+		wire_hold(hold, stop);
+	if (!e && !hold) {
 		wire_eagers();
 		wire_unexpected();
 		wire_rndv();
@@ -1031,9 +1140,9 @@ int main(int argc, char **argv)
 	const char *mode = argc > 2 ? argv[2] : "";
 	bool sender = !strcmp(mode, "send");
 
-	if (argc != 2 && (argc != 4 || strcmp(mode, "serve")) &&
+	if (argc != 2 && (argc < 4 || argc > 6 || strcmp(mode, "serve")) &&
 	    (argc != 5 || !sender)) {
-		fprintf(stderr, "usage: tm DEVICE [serve SGID_INDEX | send SGID_INDEX SERVER]\n");
+		fprintf(stderr, "usage: tm DEVICE [serve SGID_INDEX [HOLD_S [STOP_FILE]] | send SGID_INDEX SERVER]\n");
 		return 2;
 	}
 	ctx = open_dev(argv[1]);
@@ -1055,8 +1164,9 @@ int main(int argc, char **argv)
 		return tap_done();
 	if (sender)
 		return wire_send(atoi(argv[3]), argv[4]);
-	if (argc == 4)
-		return wire_serve(atoi(argv[3]));
+	if (argc >= 4)
+		return wire_serve(atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 0,
+				  argc == 6 ? argv[5] : NULL);
 	caps();
 	srq = tm_srq(64, 64);
 	check(srq != NULL, "a TM SRQ of 64 tags on the extended CQ (%s)",
