@@ -712,6 +712,9 @@ static inline void vhca_resp_rd_forget(struct vhca_resp *r)
  * @sge: and its SGEs
  * @off: the bytes read so far
  * @odp: the faults of its read
+ * @fin: the data is in and the tag completed; the FIN waits for a receive
+ *	WQE of the sender's
+ * @rnr_left: RNR retries the FIN has left (the receiving QP's rnr_retry)
  */
 struct vhca_tm_rndv {
 	u32 peer_qpn;
@@ -722,6 +725,8 @@ struct vhca_tm_rndv {
 	struct vhca_sge sge[VHCA_TM_MAX_SGE];
 	u32 off;
 	struct vhca_odp_retry odp;
+	bool fin;
+	u8 rnr_left;
 };
 
 /**

@@ -70,6 +70,29 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
+ * The rendezvous a SEND of @qp's carried (qp->rndv), read before the
+ * ring's next WQE runs (vhca_tm_rndv_run()).  Returns false once it is
+ * over; true with *@stop while it goes on: in the next run, or after
+ * @qp's min_rnr_timer while its FIN waits for a receive WQE of @qp's.
+ */
+static bool vhca_sq_rndv(struct vhca_dev *vdev, struct vhca_qp *qp,
+			 enum vhca_sq_stop *stop)
+{
+	switch (vhca_tm_rndv_run(vdev, qp)) {
+	case VHCA_PARTIAL:
+		*stop = VHCA_SQ_MORE;
+		return true;
+	case VHCA_RNR:
+		vhca_qp_kick_after(qp, READ_ONCE(qp->attr.min_rnr_timer));
+		if (READ_ONCE(qp->err_pending))
+			vhca_qp_kick_now(qp);
+		*stop = VHCA_SQ_WAIT;
+		return true;
+	}
+	return false;
+}
+
+/*
  * Execute what is posted on @qp's send ring, at most *budget WQEs.  Caller
  * holds qp->lock.
  */
@@ -108,9 +131,8 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 		return VHCA_SQ_IDLE;
 	}
 	/* a rendezvous a SEND carried is read before the next WQE runs */
-	if (qp->rndv.rx.kind == VHCA_TM_RNDV &&
-	    vhca_tm_rndv_run(vdev, qp) == VHCA_PARTIAL)
-		return VHCA_SQ_MORE;
+	if (qp->rndv.rx.kind == VHCA_TM_RNDV && vhca_sq_rndv(vdev, qp, &stop))
+		return stop;
 	while (qp->sq_cons != prod) {
 		if (!*budget)
 			return VHCA_SQ_MORE;
@@ -164,8 +186,8 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 			return VHCA_SQ_IDLE;
 		}
 		if (qp->rndv.rx.kind == VHCA_TM_RNDV &&
-		    vhca_tm_rndv_run(vdev, qp) == VHCA_PARTIAL)
-			return VHCA_SQ_MORE;
+		    vhca_sq_rndv(vdev, qp, &stop))
+			return stop;
 	}
 	return VHCA_SQ_IDLE;
 }

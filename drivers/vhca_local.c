@@ -198,6 +198,7 @@ static void vhca_exec_tm_rndv(struct vhca_qp *qp, struct vhca_qp *peer,
 	memcpy(rv->sge, qp->rwqe->sge, rv->num_sge * sizeof(*rv->sge));
 	rv->off = 0;
 	rv->odp = (struct vhca_odp_retry){};
+	rv->fin = false;
 }
 
 /*

@@ -333,13 +333,15 @@ static int vhca_tm_rndv_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 
 /*
  * The FIN of @qp's rendezvous @rv: a copy of its TMH and RVH, opcode FIN
- * (tag_matching.md), into @qp's next receive WQE; none, and the FIN is
- * lost, as a SEND into an empty receive queue is counted.  Caller holds
- * rcu_read_lock().
+ * (tag_matching.md), into @qp's next receive WQE.  Returns false if none
+ * is posted (counted, as a SEND into an empty receive queue is).  Caller
+ * holds rcu_read_lock().
  */
-static void vhca_tm_rndv_fin(struct vhca_dev *vdev, struct vhca_qp *qp,
+static bool vhca_tm_rndv_fin(struct vhca_dev *vdev, struct vhca_qp *qp,
 			     struct vhca_qp *peer, struct vhca_tm_rndv *rv)
 {
+	bool sent = true;
+
 	u8 fin[VHCA_TMH_LEN + VHCA_RVH_LEN] = { VHCA_TMH_FIN };
 	struct vhca_seg src = { .kbuf = fin, .len = sizeof(fin) }, dseg[VHCA_MAX_SGE];
 	struct vhca_rwqe *wqe = qp->resp.wqe;
@@ -368,30 +370,69 @@ static void vhca_tm_rndv_fin(struct vhca_dev *vdev, struct vhca_qp *qp,
 		break;
 	case -EAGAIN:
 		vhca_count_qp(qp, VHCA_CNT_RCVD_NO_WQE);
+		sent = false;
 		break;
 	}
 	spin_unlock_bh(&qp->resp.lock);
+	return sent;
 }
 
 /*
- * The end of @qp's rendezvous @rv, read with @status: the FIN, then the
- * tag's completion that its data is in.  A read that failed sends no FIN
- * (the sender's buffer was not read) and completes the tag with the
- * status a READ would have had, which takes the receiving QP to the
- * error state, as a failed READ would.  Caller holds rcu_read_lock().
+ * Send @qp's rendezvous @rv its FIN.  With no receive WQE of @qp's posted
+ * it waits, as a SEND would for an RNR NAK: VHCA_RNR, to come again after
+ * @qp's min_rnr_timer, rv->rnr_left times (7: for ever); then the
+ * receiving QP, whose FIN it is, goes to the error state as after
+ * IB_WC_RNR_RETRY_EXC_ERR, and the FIN is dropped.  The receiving QP
+ * gone, so is the FIN.  Returns VHCA_RNR or 0 (done).
  */
-static void vhca_tm_rndv_end(struct vhca_dev *vdev, struct vhca_qp *qp,
-			     struct vhca_qp *peer, struct vhca_tm_rndv *rv,
-			     u8 status)
+static int vhca_tm_rndv_fin_run(struct vhca_dev *vdev, struct vhca_qp *qp,
+				struct vhca_tm_rndv *rv)
+{
+	struct vhca_qp *peer;
+	int ret = 0;
+
+	rcu_read_lock();
+	peer = vhca_tm_rndv_peer(vdev, qp, rv);
+	if (peer && !vhca_tm_rndv_fin(vdev, qp, peer, rv)) {
+		if (rv->rnr_left == 7) {
+			ret = VHCA_RNR;
+		} else if (rv->rnr_left) {
+			rv->rnr_left--;
+			ret = VHCA_RNR;
+		} else {
+			WRITE_ONCE(peer->err_pending, true);
+			vhca_qp_kick_now(peer);
+		}
+	}
+	rcu_read_unlock();
+	if (!ret) {
+		rv->fin = false;
+		rv->rx.kind = VHCA_TM_NONE;
+	}
+	return ret;
+}
+
+/*
+ * The end of @qp's rendezvous @rv, read with @status: the tag's
+ * completion that its data is in, and the FIN to send next (rv->fin).  A
+ * read that failed sends no FIN (the sender's buffer was not read) and
+ * completes the tag with the status a READ would have had, which takes
+ * the receiving QP to the error state, as a failed READ would.  Caller
+ * holds rcu_read_lock().
+ */
+static void vhca_tm_rndv_end(struct vhca_qp *qp, struct vhca_qp *peer,
+			     struct vhca_tm_rndv *rv, u8 status)
 {
 	struct vhca_rmsg m = {};
 
 	vhca_tm_rmsg(&m, &rv->rx, true);
-	if (status == IB_WC_SUCCESS)
-		vhca_tm_rndv_fin(vdev, qp, peer, rv);
 	vhca_recv_done(peer, rv->wr_id, status,
 		       status == IB_WC_SUCCESS ? rv->rx.len : 0,
 		       status == IB_WC_SUCCESS ? &m : NULL, qp->ibqp.qp_num);
+	if (status == IB_WC_SUCCESS) {
+		rv->fin = true;
+		rv->rnr_left = READ_ONCE(peer->attr.rnr_retry);
+	}
 }
 
 /**
@@ -401,7 +442,8 @@ static void vhca_tm_rndv_end(struct vhca_dev *vdev, struct vhca_qp *qp,
  *
  * Its tag completes with IB_WC_REM_ABORT_ERR, so the receiver does not
  * wait for its data, and its QP, whose peer went, goes to the error
- * state; no FIN goes back.
+ * state; no FIN goes back.  A FIN that waited is dropped: its tag had
+ * completed.
  */
 void vhca_tm_rndv_abort(struct vhca_qp *qp)
 {
@@ -410,6 +452,11 @@ void vhca_tm_rndv_abort(struct vhca_qp *qp)
 
 	if (rv->rx.kind != VHCA_TM_RNDV)
 		return;
+	if (rv->fin) {
+		rv->fin = false;
+		rv->rx.kind = VHCA_TM_NONE;
+		return;
+	}
 	rcu_read_lock();
 	peer = vhca_tm_rndv_peer(to_vdev(qp->ibqp.device), qp, rv);
 	if (peer)
@@ -426,11 +473,12 @@ void vhca_tm_rndv_abort(struct vhca_qp *qp)
  *
  * The device of the QP it arrived on reads the sender's buffer as an RDMA
  * READ would, VHCA_TM_RUN bytes a run of @qp's send ring at most; then
- * vhca_tm_rndv_end().  The receiving QP gone, it is dropped.  ODP pages
- * are faulted in as the engine's own copies do (vhca_odp_miss(), in
- * rndv.odp).
+ * vhca_tm_rndv_end() and the FIN (vhca_tm_rndv_fin_run()).  The
+ * receiving QP gone, it is dropped.  ODP pages are faulted in as the
+ * engine's own copies do (vhca_odp_miss(), in rndv.odp).
  *
- * Return: VHCA_PARTIAL while bytes are left for the next run, else 0.
+ * Return: VHCA_PARTIAL while bytes are left for the next run, VHCA_RNR
+ * while the FIN waits for a receive WQE, else 0.
  */
 int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp)
 {
@@ -440,6 +488,8 @@ int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp)
 	struct vhca_fault f;
 	int status;
 
+	if (rv->fin)
+		return vhca_tm_rndv_fin_run(vdev, qp, rv);
 	for (;;) {
 		n = min(rv->rx.len - rv->off, VHCA_TM_CHUNK);
 		rcu_read_lock();
@@ -461,8 +511,10 @@ int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp)
 		}
 		if (!peer || status != IB_WC_SUCCESS || rv->off >= rv->rx.len) {
 			if (peer)
-				vhca_tm_rndv_end(vdev, qp, peer, rv, status);
+				vhca_tm_rndv_end(qp, peer, rv, status);
 			rcu_read_unlock();
+			if (rv->fin)
+				return vhca_tm_rndv_fin_run(vdev, qp, rv);
 			rv->rx.kind = VHCA_TM_NONE;
 			return 0;
 		}

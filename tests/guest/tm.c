@@ -666,6 +666,29 @@ static void rndv(void)
 	      "then TM_RECV, DATA_VALID: the 6000 bytes read into the tag's buffer (flags %#x, %u bytes)",
 	      w.flags, w.byte_len);
 
+	/* no receive for the FIN yet: it waits, as a SEND would (RNR) */
+	check(add(34, 0x7b, ~0ULL, 34, &h, NULL), "ADD tag 0x7b");
+	tmh(cslot(1), IBV_TMH_RNDV, 0x7b, 0x55);
+	rvh.len = htobe32(3000);
+	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
+	w = sent_then(csend(1, 32));
+	check(w.flags == IBV_WC_TM_MATCH && w.wr_id == 34,
+	      "a rendezvous with no receive posted for its FIN: matched");
+	w = spoll(2000);
+	check(w.status == IBV_WC_SUCCESS && w.flags == IBV_WC_TM_DATA_VALID &&
+	      w.byte_len == 3000 && filled_seed(sslot(34), 3000, 9),
+	      "its data read and the tag completed all the same (flags %#x, %u bytes)",
+	      w.flags, w.byte_len);
+	wc = next_wc_within(ccq, 300);
+	check(wc.status == NO_WC, "no FIN lost meanwhile: none delivered (%d)",
+	      wc.status);
+	check(!ibv_post_recv(cqp, &rw, &rbad), "the client posts its receive");
+	wc = next_wc_within(ccq, 2000);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	      wc.byte_len == 32 && fin_of(cslot(60), cslot(1)),
+	      "then the FIN that waited for it (status %d, %u bytes)",
+	      wc.status, wc.byte_len);
+
 	/* a buffer too small for the data: software's to finish */
 	check(add(32, 0x79, ~0ULL, 32, &h, NULL), "ADD tag 0x79");
 	tmh(cslot(1), IBV_TMH_RNDV, 0x79, 0x99);
