@@ -340,11 +340,10 @@ static int vhca_tm_rndv_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 static bool vhca_tm_rndv_fin(struct vhca_dev *vdev, struct vhca_qp *qp,
 			     struct vhca_qp *peer, struct vhca_tm_rndv *rv)
 {
-	bool sent = true;
-
 	u8 fin[VHCA_TMH_LEN + VHCA_RVH_LEN] = { VHCA_TMH_FIN };
 	struct vhca_seg src = { .kbuf = fin, .len = sizeof(fin) }, dseg[VHCA_MAX_SGE];
 	struct vhca_rwqe *wqe = qp->resp.wqe;
+	bool sent = true;
 	unsigned int nd;
 	s64 room;
 	u8 st;
