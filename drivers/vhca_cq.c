@@ -39,6 +39,26 @@ static void vhca_cq_fire(struct vhca_cq *cq)
 	local_bh_enable();
 }
 
+/*
+ * Whether a completion just made visible fires @cq's event: the CQ is
+ * armed for any, or for solicited ones and @solicited (solicited or
+ * failed).  If so it is disarmed.  A user CQ's arms are taken from ctrl
+ * first.  Caller holds cq->lock.
+ */
+static bool vhca_cq_arm_fires(struct vhca_cq *cq, bool solicited)
+{
+	if (cq->ibcq.uobject) {
+		/* Pairs with the provider's barrier between arm and poll. */
+		smp_mb();
+		vhca_cq_take_arm(cq);
+	}
+	if (cq->notify != IB_CQ_NEXT_COMP &&
+	    (cq->notify != IB_CQ_SOLICITED || !solicited))
+		return false;
+	cq->notify = 0;
+	return true;
+}
+
 /**
  * vhca_cq_post() - add a completion to a CQ
  * @cq: the CQ
@@ -91,17 +111,8 @@ int vhca_cq_post(struct vhca_cq *cq, const struct vhca_cqe *cqe,
 	}
 	/* Release: the CQE is written before the index that shows it. */
 	smp_store_release(&r->hdr->producer, ++cq->prod);
-	if (cq->ibcq.uobject) {
-		/* Pairs with the provider's barrier between arm and poll. */
-		smp_mb();
-		vhca_cq_take_arm(cq);
-	}
-	if (cq->notify == IB_CQ_NEXT_COMP ||
-	    (cq->notify == IB_CQ_SOLICITED &&
-	     (solicited || cqe->status != IB_WC_SUCCESS))) {
-		cq->notify = 0;
-		fire = true;
-	}
+	fire = vhca_cq_arm_fires(cq, solicited ||
+				 cqe->status != IB_WC_SUCCESS);
 out:
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (first_overflow)
@@ -149,14 +160,7 @@ void vhca_cq_user_event(struct vhca_cq *cq, bool failed)
 	bool fire = false;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	/* Pairs with the provider's barrier between arm and poll. */
-	smp_mb();
-	vhca_cq_take_arm(cq);
-	if (cq->notify == IB_CQ_NEXT_COMP ||
-	    (cq->notify == IB_CQ_SOLICITED && failed)) {
-		cq->notify = 0;
-		fire = true;
-	}
+	fire = vhca_cq_arm_fires(cq, failed);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (fire && cq->ibcq.comp_handler)
 		vhca_cq_fire(cq);
