@@ -70,6 +70,19 @@ static int vhca_sq_exec(struct vhca_dev *vdev, struct vhca_qp *qp,
 }
 
 /*
+ * @qp's run stops for an RNR wait of @timer (an IBA min_rnr_timer code),
+ * its work queued for when it is over; an error that came meanwhile is
+ * not kept waiting.
+ */
+static enum vhca_sq_stop vhca_sq_rnr_wait(struct vhca_qp *qp, u8 timer)
+{
+	vhca_qp_kick_after(qp, timer);
+	if (READ_ONCE(qp->err_pending))
+		vhca_qp_kick_now(qp);
+	return VHCA_SQ_WAIT;
+}
+
+/*
  * The rendezvous a SEND of @qp's carried (qp->rndv), read before the
  * ring's next WQE runs (vhca_tm_rndv_run()).  Returns false once it is
  * over; true with *@stop while it goes on: in the next run, or after
@@ -83,10 +96,7 @@ static bool vhca_sq_rndv(struct vhca_dev *vdev, struct vhca_qp *qp,
 		*stop = VHCA_SQ_MORE;
 		return true;
 	case VHCA_RNR:
-		vhca_qp_kick_after(qp, READ_ONCE(qp->attr.min_rnr_timer));
-		if (READ_ONCE(qp->err_pending))
-			vhca_qp_kick_now(qp);
-		*stop = VHCA_SQ_WAIT;
+		*stop = vhca_sq_rnr_wait(qp, READ_ONCE(qp->attr.min_rnr_timer));
 		return true;
 	}
 	return false;
@@ -157,10 +167,7 @@ static enum vhca_sq_stop vhca_sq_run(struct vhca_qp *qp, unsigned int *budget)
 				if (peer)
 					timer = peer->attr.min_rnr_timer;
 				rcu_read_unlock();
-				vhca_qp_kick_after(qp, timer);
-				if (READ_ONCE(qp->err_pending))
-					vhca_qp_kick_now(qp);
-				return VHCA_SQ_WAIT;
+				return vhca_sq_rnr_wait(qp, timer);
 			}
 		}
 		if (status == VHCA_NOPEER) {
