@@ -3,9 +3,13 @@
 #ifndef VHCA_PROVIDER_H
 #define VHCA_PROVIDER_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "verbs-private.h"
 #include "vhca-abi.h"
@@ -73,6 +77,36 @@ static inline bool vhca_is_parent_domain(struct ibv_context *context,
 {
 	return ibpd && ibpd->context == context &&
 	       container_of(ibpd, struct vhca_pd, ibpd)->parent_of;
+}
+
+/* The most attributes a call of vhca_method() carries. */
+#define VHCA_METHOD_MAX_ATTRS	4
+
+/*
+ * One of vhca's own uverbs methods (vhca-abi.h): a plain RDMA_VERBS_IOCTL
+ * on @context's command file, of @n attributes.  Returns 0 or an errno.
+ */
+static inline int vhca_method(struct ibv_context *context, uint16_t object,
+			      uint16_t method,
+			      const struct ib_uverbs_attr *attr, uint16_t n)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[VHCA_METHOD_MAX_ATTRS];
+	} req = {
+		.hdr = {
+			/* the kernel wants it exact */
+			.length = sizeof(req.hdr) + n * sizeof(*attr),
+			.object_id = object,
+			.method_id = method,
+			.num_attrs = n,
+		},
+	};
+
+	if (n > VHCA_METHOD_MAX_ATTRS)
+		return EINVAL;
+	memcpy(req.attr, attr, n * sizeof(*attr));
+	return ioctl(context->cmd_fd, RDMA_VERBS_IOCTL, &req) ? errno : 0;
 }
 
 struct vhca_srq;

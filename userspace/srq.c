@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/ioctl.h>
-#include <rdma/rdma_user_ioctl_cmds.h>
-
 #include "provider.h"
 
 struct vhca_create_srq_resp_full {
@@ -183,34 +180,23 @@ int vhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 static int vhca_srq_resize(struct vhca_srq *srq, uint32_t max_wr,
 			   struct vhca_create_srq_resp *resp)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attr[3];
-	} req = {
-		.hdr = {
-			.length = sizeof(req),
-			.object_id = UVERBS_OBJECT_SRQ,
-			.method_id = VHCA_IB_METHOD_SRQ_RESIZE,
-			.num_attrs = 3,
-		},
-		.attr = {
-			{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_HANDLE,
-			  .flags = UVERBS_ATTR_F_MANDATORY,
-			  .data = srq->vsrq.srq.handle },
-			/* 8 bytes or less travel in data itself */
-			{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_MAX_WR,
-			  .len = sizeof(max_wr),
-			  .flags = UVERBS_ATTR_F_MANDATORY,
-			  .data = max_wr },
-			{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_RESP,
-			  .len = sizeof(*resp),
-			  .flags = UVERBS_ATTR_F_MANDATORY,
-			  .data = (uintptr_t)resp },
-		},
+	const struct ib_uverbs_attr attr[] = {
+		{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_HANDLE,
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = srq->vsrq.srq.handle },
+		/* 8 bytes or less travel in data itself */
+		{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_MAX_WR,
+		  .len = sizeof(max_wr),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = max_wr },
+		{ .attr_id = VHCA_IB_ATTR_SRQ_RESIZE_RESP,
+		  .len = sizeof(*resp),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = (uintptr_t)resp },
 	};
 
-	return ioctl(srq->vsrq.srq.context->cmd_fd, RDMA_VERBS_IOCTL, &req) ?
-	       errno : 0;
+	return vhca_method(srq->vsrq.srq.context, UVERBS_OBJECT_SRQ,
+			   VHCA_IB_METHOD_SRQ_RESIZE, attr, 3);
 }
 
 /*

@@ -10,8 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "provider.h"
 
@@ -164,26 +162,14 @@ static int vhca_tm_del(struct vhca_srq *srq, struct ibv_ops_wr *op,
  */
 static void vhca_tm_event(struct vhca_cq *cq, bool failed)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attr[2];
-	} req = {
-		.hdr = {
-			.length = sizeof(req),
-			.object_id = UVERBS_OBJECT_CQ,
-			.method_id = VHCA_IB_METHOD_CQ_EVENT,
-			.num_attrs = 2,
-		},
-		.attr = {
-			{ .attr_id = VHCA_IB_ATTR_CQ_EVENT_HANDLE,
-			  .flags = UVERBS_ATTR_F_MANDATORY,
-			  .data = cq->cq.handle },
-			{ .attr_id = VHCA_IB_ATTR_CQ_EVENT_FLAGS,
-			  .len = sizeof(uint32_t),
-			  .data = failed ? VHCA_CQ_EVENT_FAILED : 0 },
-		},
+	const struct ib_uverbs_attr attr[] = {
+		{ .attr_id = VHCA_IB_ATTR_CQ_EVENT_HANDLE,
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = cq->cq.handle },
+		{ .attr_id = VHCA_IB_ATTR_CQ_EVENT_FLAGS,
+		  .len = sizeof(uint32_t),
+		  .data = failed ? VHCA_CQ_EVENT_FAILED : 0 },
 	};
-
 	uint32_t arm;
 
 	/* the completions' release store of ops_prod before the load */
@@ -194,7 +180,8 @@ static void vhca_tm_event(struct vhca_cq *cq, bool failed)
 		return;
 	__atomic_store_n(&cq->tm_arm, 0, __ATOMIC_SEQ_CST);
 	/* an error leaves the event unsent, as a lost interrupt would */
-	(void)ioctl(cq->cq.context->cmd_fd, RDMA_VERBS_IOCTL, &req);
+	(void)vhca_method(cq->cq.context, UVERBS_OBJECT_CQ,
+			  VHCA_IB_METHOD_CQ_EVENT, attr, 2);
 }
 
 /* One list operation, applied and, if signaled, completed. */
