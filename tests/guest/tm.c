@@ -616,17 +616,15 @@ static bool fin_of(const char *fin, const char *req)
 
 static int qp_state(struct ibv_qp *q)
 {
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
+	int st = -1;
 
 	for (int i = 0; i < 100; i++) {
-		if (ibv_query_qp(q, &a, IBV_QP_STATE, &ia))
-			return -1;
-		if (a.qp_state == IBV_QPS_ERR)
+		st = qp_state_now(q);
+		if (st < 0 || st == IBV_QPS_ERR)
 			break;
 		usleep(10000);	/* its work moves it there */
 	}
-	return a.qp_state;
+	return st;
 }
 
 static void rndv(void)
