@@ -244,6 +244,9 @@ static void rma_tests(uint8_t *buf)
 	}
 	ok = region && ucp_mem_map(ucp, &mp, &mem) == UCS_OK &&
 	     ucp_rkey_pack(ucp, mem, &packed, &plen) == UCS_OK;
+	/* the region is registered now: a test may look at its MR here */
+	if (ok && getenv("UCXCHECK_ON_MAP"))
+		ok = system(getenv("UCXCHECK_ON_MAP")) == 0;
 	/* both send theirs; the server's is the one used */
 	ok = !swap_blobs(ok ? packed : "", ok ? plen : 0, &theirs) && ok &&
 	     !xfer(&base, sizeof(base), true) &&

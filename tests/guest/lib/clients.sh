@@ -136,18 +136,19 @@ ucx_ck() {
 # UCP_MEM_MAP_NONBLOCK, which UCX registers as an ODP MR where the device
 # has ODP: the ODP UCX 1.15 and later use on a verbs device (they dropped
 # implicit ODP and UCX_IB_REG_METHODS).  True only if both ends' 4 MiB
-# regions showed in rdma res as ODP MRs (drv_kind odp) as it ran.
+# regions are ODP MRs (drv_kind odp in rdma res): each end lists the MRs
+# once its region is mapped, before it uses it (a sampler beside the run,
+# every 0.2 s, could miss regions that lived less long).
 ucx_ck_nonblock() {
-	local mrs=/tmp/ucx-nb.mrs sampler rc pids
-	(while :; do rdma res show mr -dd; sleep 0.2; done) >$mrs 2>&1 &
-	sampler=$!
-	(export UCXCHECK_NONBLOCK=1; ucx_ck "$@")
+	local mrs=/tmp/ucx-nb.mrs rc pids
+	rm -f $mrs.*
+	# shellcheck disable=SC2016 # each end's shell expands its $$
+	(export UCXCHECK_NONBLOCK=1 UCXCHECK_ON_MAP='rdma res show mr -dd >'$mrs'.$$'
+	 ucx_ck "$@")
 	rc=$?
-	kill $sampler
-	wait $sampler 2>/dev/null
 	# -dd puts the driver's attributes on a line of their own
 	pids=$(awk '/^dev / { if (l) print l; l = $0; next } { l = l " " $0 }
-		END { if (l) print l }' $mrs |
+		END { if (l) print l }' $mrs.* |
 		grep "mrlen 4194304 .*comm ucxcheck.*drv_kind odp" |
 		grep -o "pid [0-9]*" | sort -u)
 	echo "ODP MRs of 4 MiB seen: $(paste -sd ' ' <<<"$pids")"
