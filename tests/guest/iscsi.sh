@@ -36,7 +36,23 @@ iser_target_down() {
 	rm -f $tpg/lun/lun_0/disk0
 	rmdir $tpg/lun/lun_0 $tpg $iser_cfg/iscsi/$IQN
 	rmdir $iser_cfg/core/fileio_0/disk0 $iser_cfg/core/fileio_0
+	iser_unload
+}
+
+# ib_isert unloaded.  Each connection holds the module until the target's
+# connection release work has run, which can be after the initiator's
+# logout returned (twohost, Debian's 6.12: "in use" once): 30 s for that,
+# then what holds it.
+iser_unload() {
+	local t0=$SECONDS
+	wait_for 30 modprobe -r ib_isert && {
+		[ $SECONDS = "$t0" ] || echo "unloaded after $((SECONDS - t0)) s"
+		return 0
+	}
 	modprobe -r ib_isert
+	echo "refcnt $(cat /sys/module/ib_isert/refcnt)," \
+		"holders: $(ls /sys/module/ib_isert/holders)"
+	return 1
 }
 
 # the SCSI disk of the iSCSI session, once it has appeared
