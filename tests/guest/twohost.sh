@@ -204,11 +204,14 @@ write_client() {
 # and RETRY_FOR make them longer, for the debug kernel).  When
 # none does, the output of the try that got furthest (the most lines: a
 # server not up yet draws a line or two) says why, with its exit status
-# (124: it timed out) and vhca0's counters right after it.
+# (124: it timed out) and vhca0's counters right after it, and every
+# try's exit status and time, in order.
 retry() {
 	local end=$((SECONDS + ${RETRY_FOR:-120})) out best='' n=-1 k rc
+	local t0=$SECONDS tries=''
 	until out=$(T=${RETRY_T:-30} "$@" 2>&1); do
 		rc=$?
+		tries="$tries $rc@$((SECONDS - t0))s"
 		k=$(wc -l <<<"$out")
 		if [ "$k" -gt "$n" ]; then
 			best="$out
@@ -217,7 +220,7 @@ $(rdma statistic show link vhca0/1 2>/dev/null)"
 			n=$k
 		fi
 		if [ $SECONDS -ge $end ]; then
-			printf '%s\n' "$best"
+			printf '%s\ntries (exit status@end):%s\n' "$best" "$tries"
 			return 1
 		fi
 		sleep 0.2

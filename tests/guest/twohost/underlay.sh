@@ -121,6 +121,28 @@ sendbw_cm() {
 	timeout "${T:-150}" ib_send_bw -d "$dev" -R -T 16 -s 4096 -n 500 \
 		-F "$@"
 }
+# sendbw_cm_server DEV: sendbw_cm's server, started again after a try
+# that served no client, for 180 s.  perftest 4.5 (Debian 12's 4.5+0.17):
+# once the server accepted the client's control connection, the client
+# connects its data QP, and if the server does not listen for that yet,
+# the REQ is rejected and the client tries again with the CM IDs it has
+# just destroyed (rdma_cm_client_connection()): it crashes in
+# rdma_resolve_addr() or waits for good, and the server for it.  retry
+# starts a new client; a new server must be there for it.
+sendbw_cm_server() {
+	local end=$((SECONDS + 180)) tries=1 out
+	until out=$(T=45 sendbw_cm "$@" 2>&1); do
+		if [ $SECONDS -ge $end ]; then
+			printf '%s\n%d tries\n' "$out" $tries
+			return 1
+		fi
+		tries=$((tries + 1))
+	done
+	[ $tries = 1 ] || echo "a client served at try $tries"
+}
+# sendbw_cm_client DEV ARGS: sendbw_cm's client, tried as long as
+# sendbw_cm_server tries
+sendbw_cm_client() { RETRY_FOR=180 retry sendbw_cm "$@"; }
 # ns_dc NS DEV ADDR [SERVER]: datacheck over DEV in namespace NS, from
 # its GID of ADDR
 ns_dc() {
@@ -208,7 +230,7 @@ ul_vlan_vhca_a() {
 	check "guest a: ucmatose over VLAN 100 (server)" ucm_server
 	capture_start eth1 "vlan 100 and udp port 4791"
 	check "guest a: ib_send_bw -R -T 16 over VLAN 100 (server)" \
-		sendbw_cm vhca0 -p 18600
+		sendbw_cm_server vhca0 -p 18600
 	capture_stop
 	check "guest a: its frames and the peer's leave tagged, priority 5" \
 		tagged_p5 100
@@ -236,7 +258,7 @@ ul_vlan_vhca_b() {
 		retry rp -c 10.100.0.1
 	check "guest b: ucmatose over VLAN 100 (client)" ucm_client
 	check "guest b: ib_send_bw -R -T 16 over VLAN 100 (client)" \
-		retry sendbw_cm vhca0 -p 18600 10.100.0.1
+		sendbw_cm_client vhca0 -p 18600 10.100.0.1
 	vid_step_b
 	check "guest b: rc data-checked over VLAN 100 to a's socket (client)" \
 		retry vdc vhca0 $(dc_args rc) 10.100.0.1
