@@ -89,6 +89,8 @@ static void vhca_qp_resp_flush(struct vhca_qp *qp)
 		srq = vhca_xsrq_find(qp, r->xsrqn, r->xsrq_uid);
 		cq = srq ? srq->ibsrq.ext.cq : NULL;
 	}
+	if (r->have_wqe)
+		vhca_tm_lost(qp, &r->tm);
 	if (r->have_wqe && cq) {
 		cqe.wr_id = r->wqe->wr_id;
 		vhca_cq_post(to_vcq(cq), &cqe, false);
@@ -146,10 +148,12 @@ void vhca_exec_abort(struct vhca_qp *qp)
 				    READ_ONCE(qp->dst_dev),
 				    qp->attr.dest_qp_num);
 		if (peer && vhca_exec_abort_srq(qp, peer) &&
-		    READ_ONCE(peer->state) != IB_QPS_RESET)
+		    READ_ONCE(peer->state) != IB_QPS_RESET) {
+			vhca_tm_lost(peer, &qp->exec.tm);
 			vhca_recv_done(peer, qp->rwqe->wr_id,
 				       IB_WC_REM_ABORT_ERR, 0, NULL,
 				       qp->ibqp.qp_num);
+		}
 		rcu_read_unlock();
 	}
 	qp->exec = (struct vhca_exec_state){};

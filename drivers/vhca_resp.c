@@ -65,6 +65,8 @@ static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
 			vhca_tm_rmsg(&msg, &qp->resp.tm, false);
 			status = vhca_tm_status(&qp->resp.tm);
 		}
+	} else {
+		vhca_tm_lost(qp, &qp->resp.tm);
 	}
 	vhca_recv_done(qp, qp->resp.wqe->wr_id, status, len, m ? &msg : NULL,
 		       qp->attr.dest_qp_num);

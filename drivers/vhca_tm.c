@@ -232,6 +232,29 @@ int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr,
 }
 
 /**
+ * vhca_tm_lost() - a message a receive WQE was taken for did not land
+ * @dst: the QP it was for
+ * @rx: what its header made of it
+ *
+ * Its receive WQE completes in error.  Software counts the unexpected
+ * messages it received, and syncs with that count: an unexpected one
+ * that failed is no longer counted here either, or the SRQ would never
+ * be in phase again.
+ */
+void vhca_tm_lost(struct vhca_qp *dst, const struct vhca_tm_rx *rx)
+{
+	struct vhca_tm *tm;
+	unsigned long flags;
+
+	if (rx->kind != VHCA_TM_UNEXPECTED || !vhca_tm_srq(dst))
+		return;
+	tm = to_vsrq(dst->ibqp.srq)->tm;
+	spin_lock_irqsave(&tm->lock, flags);
+	WRITE_ONCE(vhca_tm_hdr(tm)->unexpected, --tm->unexpected);
+	spin_unlock_irqrestore(&tm->lock, flags);
+}
+
+/**
  * vhca_tm_rmsg() - what a receive completion of a tag-matching SRQ says
  * @m: the completion's message, to which the tag-matching fields go
  * @rx: what the message's header made of it

@@ -21,6 +21,7 @@ static inline bool vhca_tm_srq(const struct vhca_qp *qp)
 int vhca_tm_take(struct vhca_qp *dst, u32 src_qpn, const u8 *hdr,
 		 u32 avail, u32 len, struct vhca_rwqe *wqe,
 		 struct vhca_tm_rx *rx);
+void vhca_tm_lost(struct vhca_qp *dst, const struct vhca_tm_rx *rx);
 void vhca_tm_rmsg(struct vhca_rmsg *m, const struct vhca_tm_rx *rx,
 		  bool data);
 u8 vhca_tm_status(const struct vhca_tm_rx *rx);

@@ -10,7 +10,9 @@
  * exactly one of them, over many rounds, from two threads), a removal of
  * a tag taken, a full tag list and a full queue of list operations'
  * completions; a rendezvous read from the sender's buffer, with its FIN,
- * and one whose rkey is refused; last, garbage written into the tag table
+ * and one whose rkey is refused; an unexpected message that fails, which
+ * leaves the SRQ in phase with what software received; last, garbage
+ * written into the tag table
  * (through the provider's mapping), which costs the connection its
  * messages and nothing else.  Prints TAP.
  * Usage: tm DEVICE
@@ -21,7 +23,8 @@
  *        packets, every byte checked; unexpected messages and the phase
  *        sync; no tag; a rendezvous, which is left to software (its
  *        headers in the tag's buffer, TM_RNDV_INCOMPLETE), and software's
- *        RDMA READ of its data and its FIN on the same QP
+ *        RDMA READ of its data and its FIN on the same QP; last, an
+ *        unexpected message that fails, and the phase sync after it
  *        tm DEVICE send SGID_INDEX SERVER: the sending end, an RC QP of
  *        any device, which sends what the receiving end asks for
  *        tm DEVICE serve SGID_INDEX HOLD_S [STOP_FILE]: a target for a
@@ -170,14 +173,20 @@ static int csend(int slot, uint32_t len)
 	return wc.opcode == IBV_WC_SEND ? (int)wc.status : -2;
 }
 
-/* A receive WQE of server buffer @slot on the SRQ, for unexpected ones. */
-static int srecv(int slot, uint64_t wr_id)
+/* A receive WQE of @n bytes of server buffer @slot on the SRQ. */
+static int srecv_n(int slot, uint64_t wr_id, uint32_t n)
 {
-	struct ibv_sge sge = { (uintptr_t)sslot(slot), LEN, smr->lkey };
+	struct ibv_sge sge = { (uintptr_t)sslot(slot), n, smr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 
 	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/* A receive WQE of server buffer @slot on the SRQ, for unexpected ones. */
+static int srecv(int slot, uint64_t wr_id)
+{
+	return srecv_n(slot, wr_id, LEN);
 }
 
 /* An eager message of @n data bytes with @tag from client buffer @slot. */
@@ -726,6 +735,80 @@ static void rndv(void)
 	      wc.status);
 }
 
+/* The completions left on both ends' CQs, taken. */
+static void drain_both(void)
+{
+	while (next_wc_within(ccq, 200).status != NO_WC)
+		;
+	while (spoll(200).status != NO_WC)
+		;
+}
+
+/* A fresh client and server pair, for one a test left in error. */
+static bool new_pair(void)
+{
+	ibv_destroy_qp(sqp);
+	ibv_destroy_qp(cqp);
+	cqp = rc_qp(ccq, NULL, IBV_QPT_RC);
+	sqp = rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC);
+	check(cqp && sqp && !qp_rts_to(cqp, sqp->qp_num, &gid) &&
+	      !qp_rts_to(sqp, cqp->qp_num, &gid),
+	      "a new RC pair on the TM SRQ, connected");
+	return cqp && sqp;
+}
+
+/*
+ * An unexpected message its receive WQE is too small for fails at both
+ * ends.  Software counts the unexpected messages it received, which this
+ * one is not: synced with that count, the SRQ is in phase, and a tag
+ * takes the next message.
+ */
+static void lost(void)
+{
+	struct twc w = { .status = NO_WC };
+	int i, st = -1;
+
+	/* rndv() left the server's QP in the error state */
+	if (!new_pair())
+		return;
+	check(sync_(), "in phase to begin with (%u unexpected handled)",
+	      unexp);
+	check(!srecv_n(42, 42, 32), "a receive WQE of 32 bytes on the SRQ");
+	/* the receive WQEs earlier tests left go first (race() leaves one) */
+	for (i = 0; i < 4; i++) {
+		st = eager(0, 0x7c, 0, 100, 7);
+		w = spoll(2000);
+		if (st != IBV_WC_SUCCESS || w.status != IBV_WC_SUCCESS ||
+		    w.flags || w.opcode != IBV_WC_TM_RECV)
+			break;
+		unexp++;
+		sync_();
+	}
+	check(st == IBV_WC_REM_INV_REQ_ERR && w.wr_id == 42 &&
+	      w.status == IBV_WC_LOC_LEN_ERR,
+	      "an unexpected message of 116 bytes into it fails: LOC_LEN_ERR there, REM_INV_REQ_ERR at the sender (%d, %d, wr_id %llu)",
+	      w.status, st, (unsigned long long)w.wr_id);
+	drain_both();
+	check(sync_(),
+	      "SYNC with the %u software received: in phase, no TM_SYNC_REQ",
+	      unexp);
+	if (!new_pair())
+		return;
+	check(add(43, 0x7c, ~0ULL, 43, NULL, NULL) && !srecv(44, 44),
+	      "ADD tag 0x7c, and a receive WQE of %u bytes", LEN);
+	w = sent_then(eager(0, 0x7c, 0, 100, 8));
+	check(w.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
+	      w.wr_id == 43 && filled_seed(sslot(43), 100, 8),
+	      "the tag takes the next message to it (flags %#x, wr_id %llu)",
+	      w.flags, (unsigned long long)w.wr_id);
+	/* scribble() wants no receive WQE left */
+	w = sent_then(eager(0, 0x7d, 0, 16, 9));
+	check(w.wr_id == 44 && !w.flags,
+	      "and the next with no tag posted is unexpected (wr_id %llu)",
+	      (unsigned long long)w.wr_id);
+	unexp++;
+}
+
 /*
  * Every slot of the table POSTED with tag 0x5000 and garbage: too many
  * SGEs, then a key that is nobody's.  The engine copies each out and
@@ -737,19 +820,10 @@ static void scribble(void)
 	struct vhca_srq *v = container_of(srq, struct vhca_srq, vsrq.srq);
 	struct vhca_tm_hdr *h = (struct vhca_tm_hdr *)v->tm.hdr;
 	struct vhca_tm_tag *t;
-	struct ibv_wc wc;
 	struct twc w;
 	uint32_t i;
 
-	/* a fresh pair: rndv() left the server's in the error state */
-	ibv_destroy_qp(sqp);
-	ibv_destroy_qp(cqp);
-	cqp = rc_qp(ccq, NULL, IBV_QPT_RC);
-	sqp = rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC);
-	check(cqp && sqp && !qp_rts_to(cqp, sqp->qp_num, &gid) &&
-	      !qp_rts_to(sqp, cqp->qp_num, &gid),
-	      "a new RC pair on the TM SRQ, connected");
-	if (!cqp || !sqp)
+	if (!new_pair())
 		return;
 
 	h->synced = h->unexpected;
@@ -770,11 +844,7 @@ static void scribble(void)
 	check(w.status == IBV_WC_LOC_QP_OP_ERR,
 	      "and at the receiver, LOC_QP_OP_ERR (status %d, opcode %d, wr_id %#llx)",
 	      w.status, w.opcode, (unsigned long long)w.wr_id);
-	wc = next_wc_within(ccq, 200);
-	while (wc.status != NO_WC)
-		wc = next_wc_within(ccq, 200);
-	while (spoll(200).status != NO_WC)
-		;
+	drain_both();
 }
 
 /*
@@ -786,8 +856,11 @@ static void scribble(void)
 #define WIRE_PORT	"18560"
 #define HOLD_TAGS	8	/* tags and receive WQEs kept posted in a hold */
 
-/* CMD_QUIET: an eager message whose send the sender does not report */
-enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_QUIET, CMD_END };
+/*
+ * CMD_QUIET: an eager message whose send the sender does not report;
+ * CMD_LONG: one the receiver has no room for, which must fail
+ */
+enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_QUIET, CMD_LONG, CMD_END };
 
 struct cmd {
 	uint32_t op, ctx, n, seed;
@@ -827,7 +900,7 @@ static int32_t wire_run(const struct cmd *c)
 	struct ibv_wc wc;
 	int32_t st;
 
-	if (c->op == CMD_EAGER || c->op == CMD_QUIET)
+	if (c->op == CMD_EAGER || c->op == CMD_QUIET || c->op == CMD_LONG)
 		return eager(0, c->tag, c->ctx, c->n, c->seed);
 	if (c->op == CMD_NO_TAG) {
 		tmh(cslot(0), IBV_TMH_NO_TAG, c->tag, c->ctx);
@@ -868,7 +941,11 @@ static int wire_send(int sgid_index, const char *server)
 	while (!e && !tcp_xfer(wire_fd, &c, sizeof(c), false) &&
 	       c.op != CMD_END) {
 		st = wire_run(&c);
-		if (c.op != CMD_QUIET)
+		if (c.op == CMD_LONG)
+			check(st == IBV_WC_REM_INV_REQ_ERR,
+			      "an eager message of %u bytes the receiver has no room for: REM_INV_REQ_ERR (%d)",
+			      c.n, st);
+		else if (c.op != CMD_QUIET)
 			check(!st, "%s of tag %#llx, %u bytes: sent (%d)",
 		      c.op == CMD_EAGER ? "an eager message" :
 		      c.op == CMD_NO_TAG ? "a message with no tag" :
@@ -953,7 +1030,7 @@ static void wire_unexpected(void)
 	struct twc w;
 	int k;
 
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < 3; k++)
 		srecv(20 + k, 20 + k);
 	ask(CMD_EAGER, 0x99, 0, 100, 50);
 	w = spoll(5000);
@@ -1026,6 +1103,31 @@ static void wire_rndv(void)
 	st = spost(IBV_WR_SEND, sslot(7), 32, 0, 0);
 	check(st == IBV_WC_SUCCESS, "and sends the FIN: TMH and RVH (%d)", st);
 	check(told() == 0, "the sender got that FIN");
+}
+
+/*
+ * An unexpected message its receive WQE is too small for fails at both
+ * ends, and is not one software received: synced with the count it has,
+ * the SRQ is in phase.  Last: the QPs are in the error state after it.
+ */
+static void wire_lost(void)
+{
+	struct twc w;
+	int32_t st;
+
+	check(!srecv_n(23, 23, 32), "a receive WQE of 32 bytes on the SRQ");
+	ask(CMD_LONG, 0x98, 0, 100, 54);
+	w = spoll(5000);
+	st = told();
+	check(st == IBV_WC_REM_INV_REQ_ERR && w.wr_id == 23 &&
+	      w.status == IBV_WC_LOC_LEN_ERR,
+	      "an unexpected message of 116 bytes into it fails: LOC_LEN_ERR here, REM_INV_REQ_ERR at the sender (%d, %d, wr_id %llu)",
+	      w.status, st, (unsigned long long)w.wr_id);
+	while (spoll(200).status != NO_WC)
+		;
+	check(sync_(),
+	      "SYNC with the %u software received: in phase, no TM_SYNC_REQ",
+	      unexp);
 }
 
 static long long ms_now(void)
@@ -1147,6 +1249,7 @@ static int wire_serve(int sgid_index, int hold, const char *stop)
 		wire_eagers();
 		wire_unexpected();
 		wire_rndv();
+		wire_lost();
 	}
 	ask(CMD_END, 0, 0, 0, 0);
 	return tap_done();
@@ -1208,6 +1311,7 @@ int main(int argc, char **argv)
 	full();
 	events();
 	rndv();
+	lost();
 	scribble();
 	check(sqp && cqp && ibv_destroy_qp(sqp) == 0 &&
 	      ibv_destroy_qp(cqp) == 0 && ibv_destroy_srq(srq) == 0,

@@ -8,7 +8,8 @@
 # every byte checked; unexpected ones and the phase sync; no tag; a
 # rendezvous, which vhca's responder leaves to software (its headers in
 # the tag's buffer, TM_RNDV_INCOMPLETE), and software's own READ of its
-# data and FIN on the same QP.
+# data and FIN on the same QP; an unexpected message that fails, after
+# which the SRQ is in phase with what software received.
 #
 # Sourced by twohost.sh, which runs tm_PHASE_a in guest a and tm_PHASE_b
 # in guest b, in step; PHASE is vhca (b on vhca0) or rxe (b on rxe0).
