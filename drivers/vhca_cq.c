@@ -157,7 +157,7 @@ void vhca_cq_take_arm(struct vhca_cq *cq)
 void vhca_cq_user_event(struct vhca_cq *cq, bool failed)
 {
 	unsigned long flags;
-	bool fire = false;
+	bool fire;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	fire = vhca_cq_arm_fires(cq, failed);

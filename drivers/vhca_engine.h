@@ -39,6 +39,8 @@ u32 vhca_qp_flush_sq(struct vhca_qp *qp);
 void vhca_qp_set_error(struct vhca_qp *qp);
 void vhca_qp_set_sq_error(struct vhca_qp *qp);
 void vhca_qp_wqe_failed(struct vhca_qp *qp);
+void vhca_exec_recv_failed(struct vhca_qp *qp, struct vhca_qp *peer,
+			   u8 status);
 void vhca_exec_abort(struct vhca_qp *qp);
 void vhca_req_reset(struct vhca_qp *qp);
 

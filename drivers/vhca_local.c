@@ -136,10 +136,8 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 	}
 	if (room < 0 || room < len) {
 		x->took = false;	/* completed here */
-		vhca_tm_lost(peer, &x->tm);
-		vhca_recv_done(peer, rwqe->wr_id,
-			       room < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
-			       0, NULL, qp->ibqp.qp_num);
+		vhca_exec_recv_failed(qp, peer, room < 0 ? IB_WC_LOC_PROT_ERR :
+							   IB_WC_LOC_LEN_ERR);
 		/* UC never knows */
 		*status = !rc ? IB_WC_SUCCESS :
 			  room < 0 ? IB_WC_REM_OP_ERR : IB_WC_REM_INV_REQ_ERR;
@@ -147,9 +145,7 @@ static bool vhca_exec_recv_sges(struct vhca_qp *qp, struct vhca_qp *peer,
 	}
 	if (vhca_wr_is(w->opcode, VHCA_OPF_INV) && !x->off &&
 	    !vhca_invalidate(pdev, peer, w->ex, true)) {
-		vhca_tm_lost(peer, &x->tm);
-		vhca_recv_done(peer, rwqe->wr_id, IB_WC_LOC_PROT_ERR, 0, NULL,
-			       qp->ibqp.qp_num);
+		vhca_exec_recv_failed(qp, peer, IB_WC_LOC_PROT_ERR);
 		*status = IB_WC_REM_INV_REQ_ERR;
 		return false;
 	}
@@ -338,11 +334,9 @@ static int vhca_exec_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 		 */
 		if (x->took && !x->off) {
 			x->took = false;
-			vhca_tm_lost(peer, &x->tm);
-			vhca_recv_done(peer, rwqe->wr_id,
-				       lost == 1 ? IB_WC_REM_ABORT_ERR :
-						   IB_WC_LOC_PROT_ERR,
-				       0, NULL, qp->ibqp.qp_num);
+			vhca_exec_recv_failed(qp, peer,
+					      lost == 1 ? IB_WC_REM_ABORT_ERR :
+							  IB_WC_LOC_PROT_ERR);
 		}
 		if (lost == 1)
 			return IB_WC_LOC_PROT_ERR;

@@ -126,6 +126,23 @@ static bool vhca_exec_abort_srq(struct vhca_qp *qp, struct vhca_qp *peer)
 }
 
 /**
+ * vhca_exec_recv_failed() - the receive WQE a WQE took completes in error
+ * @qp: the sending QP, whose qp->rwqe holds the receive WQE it took
+ * @peer: the QP it took it at
+ * @status: the error
+ *
+ * The message did not land: on a tag-matching SRQ, an unexpected one is
+ * not counted (vhca_tm_lost()).
+ */
+void vhca_exec_recv_failed(struct vhca_qp *qp, struct vhca_qp *peer,
+			   u8 status)
+{
+	vhca_tm_lost(peer, &qp->exec.tm);
+	vhca_recv_done(peer, qp->rwqe->wr_id, status, 0, NULL,
+		       qp->ibqp.qp_num);
+}
+
+/**
  * vhca_exec_abort() - forget how far the local engine got in a WQE
  * @qp: the QP; caller holds qp->lock
  *
@@ -148,12 +165,8 @@ void vhca_exec_abort(struct vhca_qp *qp)
 				    READ_ONCE(qp->dst_dev),
 				    qp->attr.dest_qp_num);
 		if (peer && vhca_exec_abort_srq(qp, peer) &&
-		    READ_ONCE(peer->state) != IB_QPS_RESET) {
-			vhca_tm_lost(peer, &qp->exec.tm);
-			vhca_recv_done(peer, qp->rwqe->wr_id,
-				       IB_WC_REM_ABORT_ERR, 0, NULL,
-				       qp->ibqp.qp_num);
-		}
+		    READ_ONCE(peer->state) != IB_QPS_RESET)
+			vhca_exec_recv_failed(qp, peer, IB_WC_REM_ABORT_ERR);
 		rcu_read_unlock();
 	}
 	qp->exec = (struct vhca_exec_state){};

@@ -416,10 +416,7 @@ static int vhca_tm_rndv_fin_run(struct vhca_dev *vdev, struct vhca_qp *qp,
 	rcu_read_lock();
 	peer = vhca_tm_rndv_peer(vdev, qp, rv);
 	if (peer && !vhca_tm_rndv_fin(vdev, qp, peer, rv)) {
-		if (rv->rnr_left == 7) {
-			ret = VHCA_RNR;
-		} else if (rv->rnr_left) {
-			rv->rnr_left--;
+		if (rv->rnr_left == 7 || rv->rnr_left--) {
 			ret = VHCA_RNR;
 		} else {
 			WRITE_ONCE(peer->err_pending, true);
