@@ -327,11 +327,23 @@ start_guest() {
 # banner ("RCU lockdep checking is enabled") is not a report.
 bad='Oops|BUG:|WARNING:|NETDEV WATCHDOG|Kernel panic|general protection|KASAN|UBSAN|INFO: trying to register non-static key|INFO: lockdep is turned off|possible recursive locking|possible circular locking|blocked for more than|unregister_netdevice: waiting|Call Trace|unreferenced object|suspected memory leak|leak detector disabled|soft lockup|self-detected stall|rcu: INFO'
 
-# kernel_log DIR: what a guest's kernel said.  /out/kmemleak is there only
-# on a kernel with kmemleak; the status is 0 whatever is missing, as
-# pipefail would otherwise take cat's for the pipeline's.
+# A user-space fault the kernel logs, which is a known bug of a Debian
+# program and no problem of the kernel's: perftest 4.5+0.17 (Debian 12),
+# ib_send_bw -R's client, rejected as it connects its data QP before the
+# server listens for it, tries again with the CM IDs it has just destroyed
+# (rdma_cm_client_connection()) and faults in librdmacm 44's
+# rdma_resolve_addr() (tests/guest/twohost/underlay.sh tries it again).
+# Nothing else a line like it says is let through: another program, or
+# another library, is a report.
+known='\] traps: ib_send_bw\[[0-9]+\] general protection fault ip:[0-9a-f]+ sp:[0-9a-f]+ error:0 in librdmacm\.so\.1\.3\.44\.0\[[0-9a-f]+,[0-9a-f]+\+[0-9a-f]+\]'
+
+# kernel_log DIR: what a guest's kernel said, but for the known faults.
+# /out/kmemleak is there only on a kernel with kmemleak; the status is 0
+# whatever is missing or left out, as pipefail would otherwise take cat's
+# or grep's for the pipeline's.
 kernel_log() {
-	cat "$1/dmesg" "$1/console" "$1/kmemleak" 2>/dev/null || true
+	cat "$1/dmesg" "$1/console" "$1/kmemleak" 2>/dev/null |
+		grep -Ev "$known" || true
 }
 
 # report NAME: print a guest's output; returns 0, 1 (CMD failed) or 2
@@ -351,6 +363,10 @@ report() {
 		tail -n 40 "$out/console" 2>/dev/null || true
 		tail -n 5 "$out/qemu.log" 2>/dev/null || true
 		return 2
+	fi
+	if grep -Eqs "$known" "$out/dmesg" "$out/console"; then
+		echo "vhca-guest($name): perftest's known fault in librdmacm, not a kernel report:"
+		grep -Ehs "$known" "$out/dmesg" "$out/console" | sort -u
 	fi
 	if kernel_log "$out" | grep -Eq "$bad"; then
 		echo "vhca-guest($name): kernel reported a problem:"

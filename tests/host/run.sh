@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/guest/lib/lib.sh	# the TAP helpers are not guest specific
-tap_plan 57
+tap_plan 61
 
 build/tests/abi_test >/tmp/vhca-abi.tap 2>&1
 rc=$?
@@ -109,6 +109,31 @@ done
 check_eq "tools/layers.py: no two of the provider's files call each other, even through others" \
 	"$(python3 tools/layers.py "$pobj" | sed -n 's/^files in loops: //p')" 0
 rm -rf "$pobj"
+
+# tools/guest.sh's scan of a guest's kernel log: the one known fault of a
+# Debian program (perftest's ib_send_bw in librdmacm) is no report; the
+# same fault in any other program or library is, as is a kernel's
+eval "$(sed -n -e '/^bad=/p' -e '/^known=/p' -e '/^kernel_log() {/,/^}/p' tools/guest.sh)"
+klog=$(mktemp -d)
+# shellcheck disable=SC2154 # bad: tools/guest.sh's, from the eval
+reports() {
+	printf '%s\n' "$1" >"$klog/dmesg"
+	kernel_log "$klog" | grep -Eq "$bad"
+}
+no_report() { ! reports "$1"; }
+# trap_line PROGRAM LIBRARY: the line the kernel logs for such a fault
+trap_line() {
+	echo "[   39.868288] traps: $1[292] general protection fault ip:7f4230075472 sp:7ffddcc22bb0 error:0 in $2[a472,7f423006f000+15000]"
+}
+check "guest.sh: perftest's known fault in librdmacm is no kernel report" \
+	no_report "$(trap_line ib_send_bw librdmacm.so.1.3.44.0)"
+check "guest.sh: the same fault of another program is" \
+	reports "$(trap_line datacheck librdmacm.so.1.3.44.0)"
+check "guest.sh: the same fault in another library is" \
+	reports "$(trap_line ib_send_bw libvhca-rdmav34.so)"
+check "guest.sh: a kernel's general protection fault is a report" \
+	reports '[   12.000000] general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] PREEMPT SMP KASAN'
+rm -rf "$klog"
 
 # the wire fuzzer keeps to its promise to the data-checked QPs: nothing a
 # correct responder acts on, on a recording wire, for three seeds
