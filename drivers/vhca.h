@@ -486,10 +486,16 @@ struct vhca_req_wqe;
 
 /**
  * struct vhca_req - an RC requester on the wire, under the QP's lock
- * @next: the SQ index of the next WQE to transmit; those from sq_cons up
- *	to it are on the wire, and their slots stay the kernel's
- * @sent: one past the latest WQE sent; after a rewind those from @next up
- *	to it go again, and a READ or atomic among them keeps its responses
+ * @cons: the sequence number of the oldest WQE on the wire.  The
+ *	requester numbers what it sends in order of its own: the send
+ *	ring's WQEs and, among them, the READs and FINs of the rendezvous it
+ *	reads for a tag-matching SRQ (@tmj), which no ring slot holds
+ * @next: the sequence number of the next WQE to transmit; those from
+ *	@cons up to it are on the wire, and their ring slots stay the
+ *	kernel's
+ * @sent: one past the latest sent; after a rewind those from @next up to
+ *	it go again, and a READ or atomic among them keeps its responses
+ * @user: the SQ index of the next send ring WQE to go for the first time
  * @reads: READs and atomics among them
  * @retry_left: timeouts and sequence NAKs in a row, without the responder
  *	acknowledging a later PSN, left before RETRY_EXC_ERR
@@ -510,7 +516,8 @@ struct vhca_req_wqe;
  * @busy: counted in the device's rc_busy: WQEs are on the wire
  * @timer: the retransmission timer
  * @rxq: responses from the wire, for the QP's work
- * @fl: VHCA_REQ_WINDOW entries, by SQ index
+ * @fl: VHCA_REQ_WINDOW entries, by sequence number
+ * @tmj: the rendezvous it reads, with a tag-matching SRQ; else NULL
  * @held: the last packet of the latest SEND or WRITE, not yet sent: it
  *	asks for an ACK if no other packet follows it in this run
  * @unacked: packets sent since the last that asked for an ACK
@@ -524,8 +531,10 @@ struct vhca_req_wqe;
  *	flipped each time one is sent again, kept once one is answered
  */
 struct vhca_req {
+	u32 cons;
 	u32 next;
 	u32 sent;
+	u32 user;
 	unsigned int reads;
 	unsigned int retry_left;
 	u32 acked;
@@ -541,6 +550,7 @@ struct vhca_req {
 	struct timer_list timer;
 	struct sk_buff_head rxq;
 	struct vhca_req_wqe *fl;
+	struct vhca_tm_jobs *tmj;
 	struct sk_buff *held;
 	u32 unacked;
 	u32 cwnd;
@@ -597,6 +607,56 @@ struct vhca_tm_rx {
 	u32 rkey;
 	u32 len;
 	u8 sink[VHCA_TM_RNDV_HDR];
+};
+
+/*
+ * Rendezvous from the wire one QP's requester reads at once for its
+ * tag-matching SRQ.  One arriving while they are all under way is left to
+ * software (IBV_WC_TM_RNDV_INCOMPLETE), which tag_matching.md lets a
+ * device do with any rendezvous.  Their READs go max_rd_atomic at a time,
+ * which the peer's responder bounds (VHCA_RD_QUEUE, 16): more would only
+ * wait in the ring.
+ */
+#define VHCA_TM_JOBS		16
+
+/**
+ * struct vhca_tm_job - a rendezvous from the wire, matched to a tag, that
+ *	its QP's requester reads into the tag's buffer, then answers with a
+ *	FIN (vhca_tm_job_next())
+ * @rx: what its header said: the sender's buffer, the tag and app_ctx
+ * @wr_id: the tag's completion's
+ * @num_sge: the tag's buffer, as the tag gave it
+ * @sge: and its SGEs, looked up again for each use
+ * @read: the tag is complete: its READ was answered (DATA_VALID) or
+ *	failed; the FIN goes next if it was answered
+ */
+struct vhca_tm_job {
+	struct vhca_tm_rx rx;
+	u64 wr_id;
+	u32 num_sge;
+	struct vhca_sge sge[VHCA_TM_MAX_SGE];
+	bool read;
+};
+
+/**
+ * struct vhca_tm_jobs - a QP's rendezvous from the wire, oldest first
+ * @job: VHCA_TM_JOBS of them, by index modulo
+ * @head: the oldest not finished: its FIN is not acknowledged yet; the
+ *	requester's, read by the responder for room
+ * @tail: where the responder adds the next, under resp.lock; stored with
+ *	release once the job is written
+ * @read: the next job whose READ goes for the first time (qp->lock)
+ * @fin: the next job whose FIN does
+ * @wqe: the send WQE a job's READ or FIN goes as (vhca_tm_job_wqe())
+ */
+struct vhca_tm_jobs {
+	struct vhca_tm_job job[VHCA_TM_JOBS];
+	u32 head;
+	u32 tail;
+	u32 read;
+	u32 fin;
+	u8 wqe[VHCA_SWQE_HDR_SIZE + VHCA_TM_MAX_SGE * sizeof(struct vhca_sge)]
+		__aligned(8);
 };
 
 /**

@@ -21,6 +21,7 @@
 
 #include "vhca_wire.h"
 #include "vhca_req.h"
+#include "vhca_tm.h"
 
 /*
  * An RC response packet (ACK, READ response, atomic ACK) from the wire,
@@ -79,15 +80,15 @@ static void vhca_comp_cwnd_grow(struct vhca_req *q, u32 pkts)
 static void vhca_comp_rewind(struct vhca_qp *qp, u32 skip)
 {
 	struct vhca_req *q = &qp->req;
-	struct vhca_req_wqe *e = &q->fl[qp->sq_cons & VHCA_REQ_FL_MASK];
+	struct vhca_req_wqe *e = &q->fl[qp->req.cons & VHCA_REQ_FL_MASK];
 
-	if (qp->sq_cons == q->next)
+	if (qp->req.cons == q->next)
 		return;
 	if (vhca_wr_is(e->opcode, VHCA_OPF_RD_ATOMIC) ||
 	    skip >= e->npkts)
 		skip = 0;	/* a READ asks again for what it has not got */
 	qp->attr.sq_psn = e->psn;
-	q->next = qp->sq_cons;
+	q->next = qp->req.cons;
 	q->reads = 0;
 	q->skip = skip;
 	q->rewound = true;
@@ -107,10 +108,13 @@ static void vhca_comp_progress(struct vhca_qp *qp)
 	qp->req.moved = true;
 }
 
-/* Complete the oldest WQE on the wire: its slot goes back to the poster. */
+/*
+ * Complete the oldest WQE on the wire: a ring's slot goes back to the
+ * poster; a rendezvous's READ completes its tag, and its FIN its job.
+ */
 static void vhca_comp_complete(struct vhca_qp *qp, u8 status)
 {
-	struct vhca_req_wqe *e = &qp->req.fl[qp->sq_cons & VHCA_REQ_FL_MASK];
+	struct vhca_req_wqe *e = &qp->req.fl[qp->req.cons & VHCA_REQ_FL_MASK];
 	struct vhca_swqe w = {
 		.wr_id = e->wr_id, .opcode = e->opcode, .flags = e->flags,
 	};
@@ -121,24 +125,31 @@ static void vhca_comp_complete(struct vhca_qp *qp, u8 status)
 	vhca_comp_cwnd_grow(&qp->req, e->npkts);
 	vhca_comp_progress(qp);
 	qp->rnr_left = qp->attr.rnr_retry;
+	qp->req.cons++;
+	if (e->src != VHCA_REQ_RING) {
+		vhca_tm_job_done(qp, e->src == VHCA_REQ_TM_FIN, e->slot, status);
+		if (status != IB_WC_SUCCESS)
+			vhca_qp_wqe_failed(qp);
+		return;
+	}
 	if (!vhca_sq_retire(qp, &w, status, e->len))
 		vhca_qp_wqe_failed(qp);
 }
 
 /*
  * Place one READ response packet (or an atomic's original value) into the
- * local SGEs of the WQE at SQ index @idx, at @off.  An ODP page gone
- * since the WQE left is faulted in here, in process context.  Returns
- * false if the WQE no longer describes memory that can take it (the
- * process rewrote its ring, a key of it was invalidated meanwhile, or a
- * page cannot be had).
+ * local SGEs of the WQE on the wire numbered @idx, at @off.  An ODP page
+ * gone since the WQE left is faulted in here, in process context.
+ * Returns false if the WQE no longer describes memory that can take it
+ * (the process rewrote its ring or its tag's buffer, a key of it was
+ * invalidated meanwhile, or a page cannot be had).
  */
 static bool vhca_comp_place(struct vhca_qp *qp, u32 idx, const u8 *data,
 			    u32 off, u32 len)
 {
-	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
+	const struct vhca_req_wqe *e = &qp->req.fl[idx & VHCA_REQ_FL_MASK];
 	struct vhca_seg src_seg = { .kbuf = data, .len = len };
-	struct vhca_swqe *w = vhca_sq_fetch_at(qp, idx);
+	struct vhca_swqe *w = vhca_req_fetch(qp, e->src, e->slot);
 	struct vhca_odp_retry *r = &qp->exec.odp;
 	struct vhca_fault f;
 	unsigned int ns;
@@ -148,7 +159,7 @@ static bool vhca_comp_place(struct vhca_qp *qp, u32 idx, const u8 *data,
 	for (;;) {
 		lost = 1;
 		rcu_read_lock();
-		room = vhca_wqe_source(vdev, qp, w, qp->seg, &ns,
+		room = vhca_req_source(qp, e->src, w, qp->seg, &ns,
 				       IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP);
 		if (room >= 0 && !(w->flags & VHCA_SWQE_F_INLINE) &&
 		    off + len <= room)
@@ -204,7 +215,7 @@ static bool vhca_comp_rnr(struct vhca_qp *qp, u8 timer, u32 skip)
  */
 static void vhca_comp_retry(struct vhca_qp *qp, u32 skip)
 {
-	if (qp->sq_cons == qp->req.next)
+	if (qp->req.cons == qp->req.next)
 		return;
 	if (!qp->req.retry_left) {
 		vhca_comp_complete(qp, IB_WC_RETRY_EXC_ERR);
@@ -225,9 +236,9 @@ static u32 vhca_comp_acked_skip(struct vhca_qp *qp)
 	const struct vhca_req *q = &qp->req;
 	s32 d;
 
-	if (qp->sq_cons == q->next)
+	if (qp->req.cons == q->next)
 		return 0;
-	d = vhca_psn_diff(q->acked, q->fl[qp->sq_cons & VHCA_REQ_FL_MASK].psn);
+	d = vhca_psn_diff(q->acked, q->fl[qp->req.cons & VHCA_REQ_FL_MASK].psn);
 	return d > 0 ? d : 0;	/* vhca_comp_rewind() checks it against the WQE */
 }
 
@@ -251,8 +262,8 @@ static struct vhca_req_wqe *vhca_comp_advance(struct vhca_qp *qp, u32 psn,
 	struct vhca_req_wqe *e;
 	s32 d;
 
-	while (qp->sq_cons != qp->req.next && qp->state != IB_QPS_ERR) {
-		e = &qp->req.fl[qp->sq_cons & VHCA_REQ_FL_MASK];
+	while (qp->req.cons != qp->req.next && qp->state != IB_QPS_ERR) {
+		e = &qp->req.fl[qp->req.cons & VHCA_REQ_FL_MASK];
 		d = vhca_psn_diff(psn, e->psn + e->npkts - 1);
 		/*
 		 * An ATOMIC WRITE or FLUSH returns nothing: an ACK of it, or
@@ -284,18 +295,18 @@ static bool vhca_comp_psn_sent(struct vhca_qp *qp, u32 psn)
 {
 	const struct vhca_req *q = &qp->req;
 	/* the latest PSN sent, even after a rewind; not a partial's rest */
-	u32 last = q->sent == qp->sq_cons ? qp->attr.sq_psn - 1 :
+	u32 last = q->sent == qp->req.cons ? qp->attr.sq_psn - 1 :
 		   q->psn_high - 1;
 
 	return vhca_psn_diff(psn, last & VHCA_BTH_PSN_MASK) <= 0;
 }
 
-/* The SQ index of the WQE on the wire that @psn is one of, or -1. */
+/* The number of the WQE on the wire that @psn is one of, or -1. */
 static s64 vhca_comp_find(struct vhca_qp *qp, u32 psn)
 {
 	u32 idx;
 
-	for (idx = qp->sq_cons; idx != qp->req.next; idx++)
+	for (idx = qp->req.cons; idx != qp->req.next; idx++)
 		if (vhca_comp_owns(&qp->req.fl[idx & VHCA_REQ_FL_MASK], psn))
 			return idx;
 	return -1;
@@ -307,12 +318,11 @@ static s64 vhca_comp_find(struct vhca_qp *qp, u32 psn)
  * answers it as a duplicate.  Once per gap, so the later packets still
  * on their way do not each ask again.
  */
-static void vhca_comp_read_rest(struct vhca_qp *qp, u32 idx,
-				struct vhca_req_wqe *e)
+static void vhca_comp_read_rest(struct vhca_qp *qp, struct vhca_req_wqe *e)
 {
 	e->asked = e->got;
 	vhca_count_qp(qp, VHCA_CNT_READ_REASKS);
-	vhca_req_ask_read(qp, e, vhca_sq_fetch_at(qp, idx));
+	vhca_req_ask_read(qp, e, vhca_req_fetch(qp, e->src, e->slot));
 }
 
 /*
@@ -350,7 +360,7 @@ static bool vhca_comp_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 		return true;	/* a duplicate: placed already */
 	if (d > 0) {
 		if (e->asked != e->got)
-			vhca_comp_read_rest(qp, idx, e);
+			vhca_comp_read_rest(qp, e);
 		return true;
 	}
 	off = e->got * mtu;
@@ -371,7 +381,7 @@ static bool vhca_comp_read_resp(struct vhca_qp *qp, struct sk_buff *skb)
 	 * Progress, if the oldest WQE made it: a younger READ answered while
 	 * the oldest never is must not keep the retries going for good.
 	 */
-	if (idx == qp->sq_cons)
+	if (idx == qp->req.cons)
 		vhca_comp_progress(qp);
 	return true;
 }
@@ -432,7 +442,7 @@ static bool vhca_comp_handle(struct vhca_qp *qp, struct sk_buff *skb)
 	 * is further than before, the responder made progress, even inside
 	 * one long WQE: the retries start again.
 	 */
-	if (qp->sq_cons != qp->req.next &&
+	if (qp->req.cons != qp->req.next &&
 	    vhca_psn_diff(cb->psn, qp->req.acked) > 0) {
 		qp->req.acked = cb->psn;
 		vhca_comp_progress(qp);
@@ -626,7 +636,7 @@ bool vhca_comp_run(struct vhca_qp *qp, enum vhca_sq_stop *stop)
 	}
 	if (READ_ONCE(q->timed_out)) {
 		WRITE_ONCE(q->timed_out, false);
-		if (qp->sq_cons != q->next)
+		if (qp->req.cons != q->next)
 			vhca_count_qp(qp, VHCA_CNT_RETRANS_TIMEOUTS);
 		vhca_comp_retry(qp, vhca_comp_acked_skip(qp));
 		if (qp->state == IB_QPS_ERR)

@@ -213,7 +213,7 @@ static void vhca_sq_set_active(struct vhca_qp *qp, bool active)
 static u32 vhca_sq_next(struct vhca_qp *qp)
 {
 	if (vhca_rc_on_wire(qp))
-		return qp->req.next;
+		return qp->req.user;
 	return qp->sq_cons;
 }
 

@@ -324,7 +324,7 @@ static void vhca_qp_reset_rings(struct vhca_qp *qp)
 static bool vhca_qp_sq_drained(const struct vhca_qp *qp)
 {
 	return !qp->exec.off && !qp->wire_pkt &&
-	       !(qp->req.fl && qp->req.next != qp->sq_cons);
+	       !(qp->req.fl && qp->req.next != qp->req.cons);
 }
 
 /* Checks ib_modify_qp_is_ok() leaves to the device. */
@@ -553,6 +553,10 @@ static int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		vhca_resp_rd_drain(qp);
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		vhca_net_drain(qp);
+	/* a tag whose rendezvous it was to read; the work may be kicked */
+	mutex_lock(&qp->lock);
+	vhca_tm_jobs_reset(qp);
+	mutex_unlock(&qp->lock);
 	if (qp->req.fl)
 		timer_shutdown_sync(&qp->req.timer);	/* it kicks the work */
 	cancel_delayed_work_sync(&qp->sq_work);

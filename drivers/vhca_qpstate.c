@@ -319,8 +319,10 @@ void vhca_req_set_busy(struct vhca_qp *qp, bool busy)
  */
 void vhca_req_reset(struct vhca_qp *qp)
 {
-	qp->req.next = qp->sq_cons;
-	qp->req.sent = qp->sq_cons;
+	vhca_tm_jobs_reset(qp);
+	qp->req.next = qp->req.cons;
+	qp->req.sent = qp->req.cons;
+	qp->req.user = qp->sq_cons;
 	qp->req.reads = 0;
 	qp->req.skip = 0;
 	qp->req.rewound = false;

@@ -8,10 +8,14 @@
  * A WQE leaves in packets of the path MTU with consecutive PSNs (a READ
  * request takes as many PSNs as its response has packets) and stays in
  * the send ring until the responder acknowledges it: the WQEs from
- * sq_cons up to req.next are on the wire, at most VHCA_REQ_WINDOW of them.
- * What the requester needs to complete them is kept in req.fl; to send
- * one again, or to place a READ response, its slot is copied out of the
- * ring and checked again, like any WQE.
+ * req.cons up to req.next are on the wire, at most VHCA_REQ_WINDOW of
+ * them, numbered in the order they went.  What the requester needs to
+ * complete them is kept in req.fl; to send one again, or to place a READ
+ * response, its slot is copied out of the ring and checked again, like
+ * any WQE.  Among them go the READs and FINs of the rendezvous the QP
+ * reads for its tag-matching SRQ (vhca_tm_job_next()), which no slot
+ * holds: they complete the tag, not a WQE of the ring, and only the
+ * ring's WQEs move the consumer the process sees (sq_cons).
  *
  * The completer (vhca_comp.c) takes the responses first, in each run of
  * the send ring: it completes WQEs, and after a sequence NAK or a timeout
@@ -26,6 +30,7 @@
 
 #include "vhca_wire.h"
 #include "vhca_req.h"
+#include "vhca_tm.h"
 
 /*
  * VHCA_REQ_MAX_PKTS for a UC QP's SENDs and WRITEs: UC has no ACK to
@@ -58,7 +63,7 @@ int vhca_req_init(struct vhca_qp *qp)
 	timer_setup(&qp->req.timer, vhca_req_timer, 0);
 	skb_queue_head_init(&qp->req.rxq);
 	vhca_req_cwnd_reset(&qp->req);
-	return 0;
+	return vhca_tm_jobs_init(qp);
 }
 
 /*
@@ -89,6 +94,45 @@ void vhca_req_destroy(struct vhca_qp *qp)
 	skb_queue_purge(&qp->req.rxq);
 	kvfree(qp->req.fl);
 	qp->req.fl = NULL;
+	vhca_tm_jobs_free(qp);
+}
+
+/**
+ * vhca_req_fetch() - a WQE the requester sends, from where it comes
+ * @qp: the QP; caller holds qp->lock
+ * @src: enum vhca_req_src
+ * @slot: its SQ index, or its rendezvous's index
+ *
+ * A send ring WQE is copied out of its slot, each time: the process may
+ * have rewritten it since it went, which its caller checks.
+ *
+ * Return: the WQE, in the QP's scratch or its rendezvous jobs.
+ */
+struct vhca_swqe *vhca_req_fetch(struct vhca_qp *qp, u8 src, u32 slot)
+{
+	if (src == VHCA_REQ_RING)
+		return vhca_sq_fetch_at(qp, slot);
+	return vhca_tm_job_wqe(qp, src == VHCA_REQ_TM_FIN, slot);
+}
+
+/**
+ * vhca_req_source() - the local memory of a WQE from vhca_req_fetch()
+ * @qp: the QP; caller holds qp->lock and rcu_read_lock()
+ * @src: where @w came from
+ * @w: the WQE
+ * @seg: set to its segments
+ * @nseg: set to how many
+ * @access: as for vhca_wqe_source()
+ *
+ * Return: as vhca_wqe_source().
+ */
+s64 vhca_req_source(struct vhca_qp *qp, u8 src, const struct vhca_swqe *w,
+		    struct vhca_seg *seg, unsigned int *nseg, int access)
+{
+	if (src == VHCA_REQ_RING)
+		return vhca_wqe_source(to_vdev(qp->ibqp.device), qp, w, seg,
+				       nseg, access);
+	return vhca_tm_job_source(qp, w, seg, nseg, access);
 }
 
 /* Send the packet held back, first asking for an ACK if @ack. */
@@ -374,8 +418,8 @@ static u32 vhca_req_room(struct vhca_qp *qp, u32 psn)
 	u32 max = vhca_req_max_pkts(qp), base = psn;
 	s32 used;
 
-	if (qp->sq_cons != q->next) {
-		base = q->fl[qp->sq_cons & VHCA_REQ_FL_MASK].psn;
+	if (q->cons != q->next) {
+		base = q->fl[q->cons & VHCA_REQ_FL_MASK].psn;
 		if (vhca_psn_diff((q->acked + 1) & VHCA_BTH_PSN_MASK, base) > 0)
 			base = (q->acked + 1) & VHCA_BTH_PSN_MASK;
 	}
@@ -551,21 +595,30 @@ static bool vhca_req_resume(struct vhca_qp *qp, struct vhca_req_wqe *e,
 	return true;
 }
 
-/* The WQE at q->next has gone (again). */
-static void vhca_req_next(struct vhca_qp *qp)
+/*
+ * The WQE at q->next, from @src, has gone (again); the first time, its
+ * source moves on.
+ */
+static void vhca_req_next(struct vhca_qp *qp, u8 src)
 {
 	struct vhca_req *q = &qp->req;
 
-	q->next++;
-	if ((s32)(q->next - q->sent) > 0)
-		q->sent = q->next;
+	if (q->next++ != q->sent)
+		return;
+	q->sent = q->next;
+	if (src == VHCA_REQ_RING)
+		q->user++;
+	else
+		vhca_tm_job_went(qp, src == VHCA_REQ_TM_FIN);
 }
 
 /*
- * Send WQE @w (SQ index q->next) from its first packet, and remember it.
- * Returns an IB_WC_* status for a WQE that cannot go (it is not sent).
+ * Send WQE @w (sequence number q->next; from @src, at @slot there) from
+ * its first packet, and remember it.  Returns an IB_WC_* status for a WQE
+ * that cannot go (it is not sent).
  */
-static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
+static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w,
+			 u8 src, u32 slot)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vhca_req_wqe *e = &qp->req.fl[qp->req.next & VHCA_REQ_FL_MASK];
@@ -579,14 +632,14 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	bool at = aw || fl || vhca_wr_is(w->opcode, VHCA_OPF_ATOMIC);
 	struct vhca_seg *sseg = qp->seg;
 	u32 skip = qp->req.skip;	/* for this WQE alone */
-	struct vhca_cursor src;
+	struct vhca_cursor data;
 	unsigned int ns;
 	s64 len = fl ? 0 : sizeof(u64);
 
 	qp->req.skip = 0;
 	qp->req.partial = false;	/* until vhca_req_data() says */
 	if (!aw && !fl)
-		len = vhca_wqe_source(vdev, qp, w, sseg, &ns,
+		len = vhca_req_source(qp, src, w, sseg, &ns,
 				      (rd || at ? IB_ACCESS_LOCAL_WRITE : 0) |
 				      VHCA_FIND_ODP);
 	if (len < 0)
@@ -595,10 +648,10 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		return IB_WC_LOC_LEN_ERR;
 
 	/* nothing else on the wire, and not going again: nothing is acked */
-	if (qp->req.next == qp->sq_cons && !qp->req.rewound) {
+	if (qp->req.next == qp->req.cons && !qp->req.rewound) {
 		qp->req.acked = (qp->attr.sq_psn - 1) & VHCA_BTH_PSN_MASK;
 		/* nor was anything beyond it ever sent */
-		if (qp->req.sent == qp->sq_cons)
+		if (qp->req.sent == qp->req.cons)
 			qp->req.psn_high = qp->attr.sq_psn;
 	}
 	if ((rd || at) && vhca_req_resume(qp, e, w, len))
@@ -611,6 +664,8 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		.len = len,
 		.opcode = w->opcode,
 		.flags = w->flags,
+		.src = src,
+		.slot = slot,
 	};
 	if (rd) {
 		e->npkts = len ? DIV_ROUND_UP(len, vhca_qp_mtu(vdev, qp)) : 1;
@@ -619,15 +674,15 @@ static int vhca_req_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 		e->npkts = 1;
 		vhca_req_ask_one(qp, e, w);
 	} else {
-		src = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
+		data = (struct vhca_cursor){ .seg = sseg, .nseg = ns };
 		e->npkts = vhca_req_npkts(vdev, qp, len);
-		vhca_req_data(qp, e, w, &src, min(skip, e->npkts - 1));
+		vhca_req_data(qp, e, w, &data, min(skip, e->npkts - 1));
 	}
 sent:
 	if (rd || at)
 		qp->req.reads++;
 	qp->attr.sq_psn = (e->psn + e->npkts) & VHCA_BTH_PSN_MASK;
-	vhca_req_next(qp);
+	vhca_req_next(qp, src);
 	return IB_WC_SUCCESS;
 }
 
@@ -650,11 +705,11 @@ static bool vhca_req_continue(struct vhca_qp *qp)
 
 	if (!vhca_req_room(qp, e->psn + q->tail))
 		return true;
-	w = vhca_sq_fetch_at(qp, q->next - 1);
+	w = vhca_req_fetch(qp, e->src, e->slot);
 	rcu_read_lock();
 	if (w->opcode == e->opcode && w->wr_id == e->wr_id &&
 	    !vhca_wqe_check(qp, w))
-		len = vhca_wqe_source(vdev, qp, w, qp->seg, &ns,
+		len = vhca_req_source(qp, e->src, w, qp->seg, &ns,
 				      VHCA_FIND_ODP);
 	if (len == e->len && vhca_req_npkts(vdev, qp, len) == e->npkts) {
 		src = (struct vhca_cursor){ .seg = qp->seg, .nseg = ns };
@@ -743,12 +798,10 @@ static bool vhca_req_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 {
 	struct vhca_req *q = &qp->req;
 
-	if (q->next - qp->sq_cons >= VHCA_REQ_WINDOW)
-		return false;
 	/* bounded in packets too: go-back-N sends them all again */
-	if (q->next != qp->sq_cons &&
+	if (q->next != q->cons &&
 	    vhca_psn_diff(qp->attr.sq_psn,
-			  q->fl[qp->sq_cons & VHCA_REQ_FL_MASK].psn) >=
+			  q->fl[q->cons & VHCA_REQ_FL_MASK].psn) >=
 	    vhca_req_max_pkts(qp))
 		return false;
 	if (vhca_wr_is(w->opcode, VHCA_OPF_RD_ATOMIC) &&
@@ -757,23 +810,57 @@ static bool vhca_req_may_send(struct vhca_qp *qp, const struct vhca_swqe *w)
 	if ((w->flags & VHCA_SWQE_F_FENCE) && q->reads)
 		return false;
 	if (vhca_wr_is(w->opcode, VHCA_OPF_LOCAL))
-		return qp->sq_cons == q->next;
+		return q->cons == q->next;
 	return true;
 }
 
 /*
  * A local operation (@status IB_WC_SUCCESS: it runs here), or a WQE that
- * failed before it left (@status says how): done here.
+ * failed before it left (@status says how), from @src at @slot: done here,
+ * with nothing on the wire before it.  A rendezvous's READ whose tag's
+ * buffer went meanwhile fails the tag.
  */
-static void vhca_req_local(struct vhca_qp *qp, struct vhca_swqe *w, int status)
+static void vhca_req_local(struct vhca_qp *qp, struct vhca_swqe *w, u8 src,
+			   u32 slot, int status)
 {
 	struct vhca_dev *vdev = to_vdev(qp->ibqp.device);
 
 	if (status == IB_WC_SUCCESS)
 		status = vhca_wqe_local(vdev, qp, w);
-	vhca_req_next(qp);
+	vhca_req_next(qp, src);
+	qp->req.cons++;
+	if (src != VHCA_REQ_RING) {
+		vhca_tm_job_done(qp, src == VHCA_REQ_TM_FIN, slot, status);
+		vhca_qp_wqe_failed(qp);
+		return;
+	}
 	if (!vhca_sq_retire(qp, w, status, 0))
 		vhca_qp_wqe_failed(qp);
+}
+
+/*
+ * What goes at q->next: what went there before a rewind; else a step of
+ * a rendezvous the QP reads, which goes before the send ring's next WQE
+ * (if the process posted one: @prod).  Returns false if nothing does.
+ */
+static bool vhca_req_pick(struct vhca_qp *qp, u32 prod, u8 *src, u32 *slot)
+{
+	struct vhca_req *q = &qp->req;
+	const struct vhca_req_wqe *e = &q->fl[q->next & VHCA_REQ_FL_MASK];
+	bool fin;
+
+	if (q->next != q->sent) {
+		*src = e->src;
+		*slot = e->slot;
+		return true;
+	}
+	if (vhca_tm_job_next(qp, &fin, slot)) {
+		*src = fin ? VHCA_REQ_TM_FIN : VHCA_REQ_TM_READ;
+		return true;
+	}
+	*src = VHCA_REQ_RING;
+	*slot = q->user;
+	return q->user != prod;
 }
 
 /* vhca_req_run()'s work, which may leave a packet held back. */
@@ -781,42 +868,50 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 {
 	struct vhca_req *q = &qp->req;
 	enum vhca_sq_stop stop = VHCA_SQ_IDLE;
-	u32 prod;
+	u32 prod, slot;
 	unsigned long timeout;
 	struct vhca_swqe *w;
 	int status;
+	u8 src;
 
-	if (!vhca_sq_producer(qp, q->next, &prod)) {
+	if (!vhca_sq_producer(qp, q->user, &prod)) {
 		vhca_qp_set_error(qp);
 		return VHCA_SQ_IDLE;
 	}
 	/* a partial's rest goes before anything later, in PSN order */
-	if (q->partial && qp->sq_cons != q->next) {
+	if (q->partial && q->cons != q->next) {
 		vhca_req_continue(qp);
 		if (vhca_req_rest(qp))
 			stop = VHCA_SQ_BLOCKED;
 	}
-	while (stop == VHCA_SQ_IDLE && !q->lost && q->next != prod) {
+	while (stop == VHCA_SQ_IDLE && !q->lost) {
+		if (q->next - q->cons >= VHCA_REQ_WINDOW) {
+			stop = VHCA_SQ_BLOCKED;
+			break;
+		}
+		if (!vhca_req_pick(qp, prod, &src, &slot))
+			break;
 		if (!*budget) {
 			stop = VHCA_SQ_MORE;
 			break;
 		}
-		w = vhca_sq_fetch_at(qp, q->next);
+		w = vhca_req_fetch(qp, src, slot);
 		if (!vhca_req_may_send(qp, w)) {
 			stop = VHCA_SQ_BLOCKED;
 			break;
 		}
 		(*budget)--;
-		status = vhca_wqe_check(qp, w);
+		/* a rendezvous's READ or FIN is the kernel's own: sound */
+		status = src == VHCA_REQ_RING ? vhca_wqe_check(qp, w) : 0;
 		if (!status && (vhca_wr_op(w->opcode)->flags & VHCA_OPF_LOCAL))
 			status = -1;	/* vhca_req_local() runs it */
-		else if (!status)
+		else if (!status && src == VHCA_REQ_RING)
 			status = vhca_req_prefault(qp, w,
 						   vhca_wr_is(w->opcode,
 							      VHCA_OPF_RD_ATOMIC));
 		if (!status) {
 			rcu_read_lock();
-			status = vhca_req_send(qp, w);
+			status = vhca_req_send(qp, w, src, slot);
 			rcu_read_unlock();
 		}
 		if (status == IB_WC_SUCCESS) {
@@ -825,11 +920,12 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 			continue;
 		}
 		/* completes in order: after what is on the wire */
-		if (qp->sq_cons != q->next) {
+		if (q->cons != q->next) {
 			stop = VHCA_SQ_BLOCKED;
 			break;
 		}
-		vhca_req_local(qp, w, status < 0 ? IB_WC_SUCCESS : status);
+		vhca_req_local(qp, w, src, slot,
+			       status < 0 ? IB_WC_SUCCESS : status);
 		if (qp->state == IB_QPS_ERR)
 			return VHCA_SQ_IDLE;
 	}
@@ -839,12 +935,12 @@ static enum vhca_sq_stop vhca_req_pump(struct vhca_qp *qp, unsigned int *budget)
 
 	/* The timer runs while anything is on the wire, from the last progress. */
 	timeout = vhca_qp_timeout_jiffies(qp);
-	if (qp->sq_cons == q->next)
+	if (q->cons == q->next)
 		timer_delete(&q->timer);
 	else if (timeout && (q->moved || !timer_pending(&q->timer)))
 		mod_timer(&q->timer, jiffies + timeout);
 	q->moved = false;
-	if (stop == VHCA_SQ_IDLE && qp->sq_cons != q->next)
+	if (stop == VHCA_SQ_IDLE && q->cons != q->next)
 		stop = VHCA_SQ_BLOCKED;	/* responses will run it again */
 	return stop;
 }
@@ -866,6 +962,6 @@ enum vhca_sq_stop vhca_req_run(struct vhca_qp *qp, unsigned int *budget)
 	enum vhca_sq_stop stop = vhca_req_pump(qp, budget);
 
 	vhca_req_flush(qp, true);	/* the last packet of the run asks */
-	vhca_req_set_busy(qp, qp->sq_cons != qp->req.next);
+	vhca_req_set_busy(qp, qp->req.cons != qp->req.next);
 	return stop;
 }

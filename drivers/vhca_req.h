@@ -65,9 +65,20 @@ static_assert((VHCA_REQ_WINDOW & VHCA_REQ_FL_MASK) == 0);
 /* Responses one QP may have waiting for its work. */
 #define VHCA_REQ_RXQ_MAX		1024
 
+/*
+ * Where a WQE the requester sends comes from: the send ring, or a
+ * rendezvous it reads for the QP's tag-matching SRQ (vhca_tm_job_wqe()).
+ */
+enum vhca_req_src {
+	VHCA_REQ_RING,
+	VHCA_REQ_TM_READ,
+	VHCA_REQ_TM_FIN,
+};
+
 /* What an RC requester remembers of a WQE on the wire. */
 struct vhca_req_wqe {
 	u64 wr_id;
+	u32 slot;	/* its SQ index, or its rendezvous's index */
 	u32 psn;	/* of its first packet */
 	u32 npkts;	/* PSNs it takes: a READ's are its responses' */
 	u32 got;	/* response packets placed so far */
@@ -76,11 +87,15 @@ struct vhca_req_wqe {
 	u8 opcode;
 	u8 flags;
 	u8 status;	/* what it completes with once answered */
+	u8 src;		/* enum vhca_req_src */
 };
 
 /* vhca_req.c */
 void vhca_req_ask_read(struct vhca_qp *qp, const struct vhca_req_wqe *e,
 		       const struct vhca_swqe *w);
+struct vhca_swqe *vhca_req_fetch(struct vhca_qp *qp, u8 src, u32 slot);
+s64 vhca_req_source(struct vhca_qp *qp, u8 src, const struct vhca_swqe *w,
+		    struct vhca_seg *seg, unsigned int *nseg, int access);
 
 /* vhca_qpstate.c */
 void vhca_req_cwnd_reset(struct vhca_req *q);

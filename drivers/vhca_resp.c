@@ -70,6 +70,9 @@ static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
 	}
 	vhca_recv_done(qp, qp->resp.wqe->wr_id, status, len, m ? &msg : NULL,
 		       qp->attr.dest_qp_num);
+	/* matched, a rendezvous's data is read next: after this completion */
+	if (m && qp->resp.tm.kind == VHCA_TM_RNDV)
+		vhca_tm_job_add(qp, qp->resp.wqe, &qp->resp.tm);
 }
 
 /*
@@ -77,9 +80,11 @@ static void vhca_resp_done(struct vhca_qp *qp, u8 status, u32 len,
  * held, or the next.  On a tag-matching SRQ, a SEND's first packet @m
  * (the whole message if @last) is matched by its header: the tag that
  * takes it, or the SRQ's next receive WQE (vhca_tm_take()).  A matched
- * rendezvous is left to software: its headers land in the tag's buffer.
- * Returns 0, -EAGAIN if there is none, or -EINVAL if it is malformed
- * (completed in error).
+ * rendezvous lands nowhere, and the QP's requester reads its data into
+ * the tag's buffer (vhca_tm_job_add()); if it cannot, the rendezvous is
+ * left to software, and its headers land in the tag's buffer.  Returns
+ * 0, -EAGAIN if there is none, or -EINVAL if it is malformed (completed
+ * in error).  Caller holds rcu_read_lock().
  */
 static int vhca_resp_take_wqe(struct vhca_qp *qp,
 			      const struct vhca_resp_msg *m, bool last)
@@ -94,7 +99,8 @@ static int vhca_resp_take_wqe(struct vhca_qp *qp,
 		/* a first packet that is not the last is of a longer message */
 		err = vhca_tm_take(qp, qp->attr.dest_qp_num, m->data, m->len,
 				   last ? m->len : U32_MAX, r->wqe, &r->tm);
-		if (r->tm.kind == VHCA_TM_RNDV)
+		if (r->tm.kind == VHCA_TM_RNDV &&
+		    !vhca_tm_job_room(qp, r->wqe, &r->tm))
 			r->tm.kind = VHCA_TM_RNDV_SW;
 	} else {
 		err = vhca_recv_take(qp, r->wqe, qp->attr.dest_qp_num);
@@ -989,9 +995,14 @@ static void vhca_resp_execute(struct vhca_dev *vdev, struct vhca_qp *qp,
 			return;
 		}
 	}
+	/*
+	 * A matched eager message's header lands nowhere, nor does all of a
+	 * rendezvous read later (one packet: vhca_tm_take())
+	 */
 	if (first)
-		r->skip = !write && r->tm.kind == VHCA_TM_EAGER ?
-			  VHCA_TMH_LEN : 0;
+		r->skip = write ? 0 :
+			  r->tm.kind == VHCA_TM_EAGER ? VHCA_TMH_LEN :
+			  r->tm.kind == VHCA_TM_RNDV ? U32_MAX : 0;
 	status = vhca_resp_place(vdev, qp, m, &f);
 	if (status == VHCA_FAULT) {
 		if (vhca_resp_fault(qp, &f)) {

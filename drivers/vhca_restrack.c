@@ -51,7 +51,7 @@ static int vhca_res_req(struct sk_buff *msg, struct vhca_qp *qp)
 
 	if (!q->fl)
 		return 0;
-	if (rdma_nl_put_driver_u32(msg, "wqes_on_wire", q->next - qp->sq_cons) ||
+	if (rdma_nl_put_driver_u32(msg, "wqes_on_wire", q->next - q->cons) ||
 	    rdma_nl_put_driver_u32_hex(msg, "next_psn", qp->attr.sq_psn) ||
 	    rdma_nl_put_driver_u32_hex(msg, "acked_psn", q->acked) ||
 	    rdma_nl_put_driver_u32(msg, "window", q->cwnd) ||

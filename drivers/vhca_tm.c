@@ -13,14 +13,14 @@
  * on no tag matches until the provider says it has handled as many
  * unexpected messages as the engine delivered (the phase sync of
  * ibv_post_srq_ops(3)).  A matched rendezvous is read from the sender's
- * buffer into the tag's by the sender's engine once its SEND completed,
- * then a FIN message goes back to the sender.  One the engine does not
- * read is left to software, as tag_matching.md has it for a tag's
- * buffer too small for the data: its headers land in the tag's buffer,
- * which completes IBV_WC_TM_RNDV_INCOMPLETE, and the process reads the
- * data and sends the FIN itself.  So is every rendezvous from the wire:
- * the responder has no READ of its own to send on its QP's requester.
- * Documentation/rings.md has the table's layout and the races.
+ * buffer into the tag's, by the sender's engine once its SEND completed
+ * if the sender is on this host, else by the receiving QP's requester
+ * with an RDMA READ; then a FIN message goes back to the sender.  One
+ * that is not read is left to software, as tag_matching.md has it for a
+ * tag's buffer too small for the data: its headers land in the tag's
+ * buffer, which completes IBV_WC_TM_RNDV_INCOMPLETE, and the process
+ * reads the data and sends the FIN itself.  Documentation/rings.md has
+ * the table's layout and the races.
  *
  * Everything in the table is the process's to write: each tag is copied
  * out before it is used, and its SGEs are looked up like any receive
@@ -43,6 +43,8 @@ enum {
  * The process can keep that up; then the message is unexpected.
  */
 #define VHCA_TM_TRIES		8
+/* A FIN: the rendezvous's TMH and RVH. */
+#define VHCA_TM_FIN_LEN		(VHCA_TMH_LEN + VHCA_RVH_LEN)
 /* Bytes of a rendezvous read under one RCU read section, and a run. */
 #define VHCA_TM_CHUNK		SZ_1M
 #define VHCA_TM_RUN		(4 * VHCA_TM_CHUNK)
@@ -354,6 +356,18 @@ static int vhca_tm_rndv_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 	return lost ? IB_WC_REM_ACCESS_ERR : IB_WC_SUCCESS;
 }
 
+/* A rendezvous's FIN (tag_matching.md): a copy of its TMH and RVH, op FIN. */
+static void vhca_tm_fin(u8 *fin, const struct vhca_tm_rx *rx)
+{
+	memset(fin, 0, VHCA_TM_FIN_LEN);
+	fin[0] = VHCA_TMH_FIN;
+	memcpy(fin + 4, &rx->ctx, sizeof(rx->ctx));
+	put_unaligned_be64(rx->tag, fin + 8);
+	put_unaligned_be64(rx->va, fin + VHCA_TMH_LEN);
+	put_unaligned_be32(rx->rkey, fin + VHCA_TMH_LEN + 8);
+	put_unaligned_be32(rx->len, fin + VHCA_TMH_LEN + 12);
+}
+
 /*
  * The FIN of @qp's rendezvous @rv: a copy of its TMH and RVH, opcode FIN
  * (tag_matching.md), into @qp's next receive WQE.  Returns false if none
@@ -363,7 +377,7 @@ static int vhca_tm_rndv_chunk(struct vhca_dev *vdev, struct vhca_qp *qp,
 static bool vhca_tm_rndv_fin(struct vhca_dev *vdev, struct vhca_qp *qp,
 			     struct vhca_qp *peer, struct vhca_tm_rndv *rv)
 {
-	u8 fin[VHCA_TMH_LEN + VHCA_RVH_LEN] = { VHCA_TMH_FIN };
+	u8 fin[VHCA_TM_FIN_LEN];
 	struct vhca_seg src = { .kbuf = fin, .len = sizeof(fin) }, dseg[VHCA_MAX_SGE];
 	struct vhca_rwqe *wqe = qp->resp.wqe;
 	bool sent = true;
@@ -371,11 +385,7 @@ static bool vhca_tm_rndv_fin(struct vhca_dev *vdev, struct vhca_qp *qp,
 	s64 room;
 	u8 st;
 
-	memcpy(fin + 4, &rv->rx.ctx, sizeof(rv->rx.ctx));
-	put_unaligned_be64(rv->rx.tag, fin + 8);
-	put_unaligned_be64(rv->rx.va, fin + VHCA_TMH_LEN);
-	put_unaligned_be32(rv->rx.rkey, fin + VHCA_TMH_LEN + 8);
-	put_unaligned_be32(rv->rx.len, fin + VHCA_TMH_LEN + 12);
+	vhca_tm_fin(fin, &rv->rx);
 	spin_lock_bh(&qp->resp.lock);	/* resp.wqe; the wire has no use of it */
 	switch (vhca_recv_take(qp, wqe, peer->ibqp.qp_num)) {
 	case 0:
@@ -542,4 +552,251 @@ int vhca_tm_rndv_run(struct vhca_dev *vdev, struct vhca_qp *qp)
 			return VHCA_PARTIAL;
 		cond_resched();
 	}
+}
+
+/*
+ * Rendezvous from the wire.  The responder matches the message to a tag
+ * as for one from this host; the QP it arrived on then reads the sender's
+ * buffer with an RDMA READ and answers with a FIN, both sent by its own
+ * requester in its PSN sequence, among the WQEs of its send ring (struct
+ * vhca_req, @cons).  The responder adds the job once the tag's first
+ * completion (MATCH) is written; the requester's completer completes the
+ * tag (DATA_VALID) when the READ is answered, and sends the FIN next.
+ */
+
+/**
+ * vhca_tm_jobs_init() - give an RC QP of a tag-matching SRQ its jobs
+ * @qp: the new QP
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vhca_tm_jobs_init(struct vhca_qp *qp)
+{
+	if (!vhca_tm_srq(qp))
+		return 0;
+	qp->req.tmj = kzalloc(sizeof(*qp->req.tmj), GFP_KERNEL_ACCOUNT);
+	return qp->req.tmj ? 0 : -ENOMEM;
+}
+
+void vhca_tm_jobs_free(struct vhca_qp *qp)
+{
+	kfree(qp->req.tmj);
+	qp->req.tmj = NULL;
+}
+
+static struct vhca_tm_job *vhca_tm_job(const struct vhca_qp *qp, u32 idx)
+{
+	return &qp->req.tmj->job[idx % VHCA_TM_JOBS];
+}
+
+/**
+ * vhca_tm_job_room() - whether @qp's requester can read a rendezvous
+ * @qp: an RC QP on the wire; caller holds qp->resp.lock and
+ *	rcu_read_lock()
+ * @tag: the tag it matched
+ * @rx: what its header said
+ *
+ * Return: whether the QP sends (RTS), has a job free, and the tag's
+ * buffer holds the data.  If not, the rendezvous is left to software.
+ */
+bool vhca_tm_job_room(struct vhca_qp *qp, const struct vhca_rwqe *tag,
+		      const struct vhca_tm_rx *rx)
+{
+	struct vhca_tm_jobs *tmj = qp->req.tmj;
+	unsigned int nd;
+	s64 room;
+
+	if (!tmj || READ_ONCE(qp->state) != IB_QPS_RTS ||
+	    tag->num_sge > VHCA_TM_MAX_SGE ||
+	    /* Acquire pairs with the requester's release of a finished job. */
+	    tmj->tail - smp_load_acquire(&tmj->head) >= VHCA_TM_JOBS)
+		return false;
+	room = vhca_sges(to_vdev(qp->ibqp.device), tag->sge, tag->num_sge,
+			 vhca_qp_pd(qp), IB_ACCESS_LOCAL_WRITE | VHCA_FIND_ODP,
+			 qp->resp.seg, &nd);
+	return room >= rx->len;
+}
+
+/**
+ * vhca_tm_job_add() - have @qp's requester read a rendezvous
+ * @qp: the QP it arrived on, which vhca_tm_job_room() said can; caller
+ *	holds qp->resp.lock
+ * @tag: the tag it matched, whose first completion is written
+ * @rx: what its header said
+ */
+void vhca_tm_job_add(struct vhca_qp *qp, const struct vhca_rwqe *tag,
+		     const struct vhca_tm_rx *rx)
+{
+	struct vhca_tm_jobs *tmj = qp->req.tmj;
+	struct vhca_tm_job *j = vhca_tm_job(qp, tmj->tail);
+
+	j->rx = *rx;
+	j->wr_id = tag->wr_id;
+	j->num_sge = tag->num_sge;
+	memcpy(j->sge, tag->sge, tag->num_sge * sizeof(*j->sge));
+	j->read = false;
+	/* Release: the job is written before the requester sees it. */
+	smp_store_release(&tmj->tail, tmj->tail + 1);
+	vhca_qp_kick(qp);
+}
+
+/**
+ * vhca_tm_job_next() - the step of a rendezvous @qp's requester sends next
+ * @qp: the QP; caller holds qp->lock
+ * @fin: set to whether it is a FIN (else a READ)
+ * @idx: set to its job's index
+ *
+ * A FIN whose READ was answered goes first: it frees the sender's buffer.
+ *
+ * Return: false if there is none.
+ */
+bool vhca_tm_job_next(struct vhca_qp *qp, bool *fin, u32 *idx)
+{
+	struct vhca_tm_jobs *tmj = qp->req.tmj;
+
+	if (!tmj)
+		return false;
+	if (tmj->fin != tmj->read && vhca_tm_job(qp, tmj->fin)->read) {
+		*fin = true;
+		*idx = tmj->fin;
+		return true;
+	}
+	/* Acquire pairs with the responder's release of a new job. */
+	if (tmj->read != smp_load_acquire(&tmj->tail)) {
+		*fin = false;
+		*idx = tmj->read;
+		return true;
+	}
+	return false;
+}
+
+/* The step vhca_tm_job_next() gave has gone for the first time. */
+void vhca_tm_job_went(struct vhca_qp *qp, bool fin)
+{
+	if (fin)
+		qp->req.tmj->fin++;
+	else
+		qp->req.tmj->read++;
+}
+
+/**
+ * vhca_tm_job_wqe() - the send WQE a step of a rendezvous goes as
+ * @qp: its QP; caller holds qp->lock
+ * @fin: the FIN (an inline SEND of VHCA_TM_FIN_LEN bytes), else the READ
+ *	(the sender's buffer into the tag's SGEs)
+ * @idx: its job's index
+ *
+ * Return: the WQE, in the QP's jobs; vhca_tm_job_source() finds its data.
+ * A READ's ex is the length it reads.
+ */
+struct vhca_swqe *vhca_tm_job_wqe(struct vhca_qp *qp, bool fin, u32 idx)
+{
+	struct vhca_swqe *w = (struct vhca_swqe *)qp->req.tmj->wqe;
+	const struct vhca_tm_job *j = vhca_tm_job(qp, idx);
+
+	memset(w, 0, VHCA_SWQE_HDR_SIZE);
+	w->wr_id = j->wr_id;
+	if (fin) {
+		w->opcode = IB_UVERBS_WR_SEND;
+		w->flags = VHCA_SWQE_F_INLINE;
+		w->inline_len = VHCA_TM_FIN_LEN;
+		vhca_tm_fin((u8 *)w->sge, &j->rx);
+	} else {
+		w->opcode = IB_UVERBS_WR_RDMA_READ;
+		w->num_sge = j->num_sge;
+		w->rdma.remote_addr = j->rx.va;
+		w->rdma.rkey = j->rx.rkey;
+		w->ex = j->rx.len;	/* what it reads: the tag's may hold more */
+		memcpy(w->sge, j->sge, j->num_sge * sizeof(*w->sge));
+	}
+	return w;
+}
+
+/**
+ * vhca_tm_job_source() - where a step of a rendezvous finds its data
+ * @qp: its QP; caller holds qp->lock and rcu_read_lock()
+ * @w: its WQE, from vhca_tm_job_wqe()
+ * @seg: set to the FIN's inline bytes, or the tag's buffer a READ lands in
+ * @nseg: set to how many segments
+ * @access: the access the lookup needs (a READ's: local write)
+ *
+ * Return: the bytes it moves (a READ: the rendezvous's length, which the
+ * tag's buffer holds), or a negative IB_WC_* status.
+ */
+s64 vhca_tm_job_source(struct vhca_qp *qp, const struct vhca_swqe *w,
+		       struct vhca_seg *seg, unsigned int *nseg, int access)
+{
+	s64 room;
+
+	if (w->flags & VHCA_SWQE_F_INLINE) {
+		seg[0] = (struct vhca_seg){ .kbuf = (const u8 *)w->sge,
+					    .len = w->inline_len };
+		*nseg = 1;
+		return w->inline_len;
+	}
+	room = vhca_sges(to_vdev(qp->ibqp.device), w->sge, w->num_sge,
+			 vhca_qp_pd(qp), access, seg, nseg);
+	if (room < 0)
+		return -IB_WC_LOC_PROT_ERR;
+	if (room < w->ex)
+		return -IB_WC_LOC_LEN_ERR;
+	return w->ex;
+}
+
+/**
+ * vhca_tm_job_done() - a step of a rendezvous was answered, or failed
+ * @qp: its QP; caller holds qp->lock
+ * @fin: the FIN, else the READ
+ * @idx: its job's index
+ * @status: how it ended
+ *
+ * A READ completes the tag: DATA_VALID with the data's length, or in
+ * error; then its FIN may go.  A FIN ends the job.  A step that failed
+ * takes the QP to the error state, which is the caller's to do, as for a
+ * WQE of its ring.
+ */
+void vhca_tm_job_done(struct vhca_qp *qp, bool fin, u32 idx, u8 status)
+{
+	struct vhca_tm_job *j = vhca_tm_job(qp, idx);
+	struct vhca_rmsg m = {};
+	bool ok = status == IB_WC_SUCCESS;
+
+	if (fin) {
+		/* Release: the job is read before the responder reuses it. */
+		smp_store_release(&qp->req.tmj->head, idx + 1);
+		return;
+	}
+	vhca_tm_rmsg(&m, &j->rx, true);
+	vhca_recv_done(qp, j->wr_id, status, ok ? j->rx.len : 0,
+		       ok ? &m : NULL, qp->attr.dest_qp_num);
+	j->read = true;
+}
+
+/**
+ * vhca_tm_jobs_reset() - forget @qp's rendezvous from the wire
+ * @qp: the QP, flushed, reset or destroyed; caller holds qp->lock
+ *
+ * A tag whose data was not read completes with IB_WC_WR_FLUSH_ERR, so the
+ * receiver does not wait for it; a FIN not sent is dropped (its tag had
+ * completed).
+ */
+void vhca_tm_jobs_reset(struct vhca_qp *qp)
+{
+	struct vhca_tm_jobs *tmj = qp->req.tmj;
+	struct vhca_tm_job *j;
+	u32 i;
+
+	if (!tmj)
+		return;
+	spin_lock_bh(&qp->resp.lock);	/* no job is added meanwhile */
+	for (i = tmj->head; i != tmj->tail; i++) {
+		j = vhca_tm_job(qp, i);
+		if (!j->read)
+			vhca_recv_done(qp, j->wr_id, IB_WC_WR_FLUSH_ERR, 0, NULL,
+				       qp->attr.dest_qp_num);
+	}
+	tmj->head = tmj->tail;
+	tmj->read = tmj->tail;
+	tmj->fin = tmj->tail;
+	spin_unlock_bh(&qp->resp.lock);
 }

@@ -21,10 +21,13 @@
  *        tm DEVICE serve SGID_INDEX: the receiving end, on a TM SRQ:
  *        eager messages matched and placed after their header across
  *        packets, every byte checked; unexpected messages and the phase
- *        sync; no tag; a rendezvous, which is left to software (its
- *        headers in the tag's buffer, TM_RNDV_INCOMPLETE), and software's
- *        RDMA READ of its data and its FIN on the same QP; last, an
- *        unexpected message that fails, and the phase sync after it
+ *        sync; no tag; a rendezvous, which the receiving QP reads with
+ *        an RDMA READ of its own, then sends the FIN; one too large for
+ *        its tag, which is left to software (its headers in the tag's
+ *        buffer, TM_RNDV_INCOMPLETE), and software's RDMA READ of its
+ *        data and its FIN on the same QP; one read while the process's
+ *        own READs go on the QP; last, an unexpected message that fails,
+ *        and the phase sync after it
  *        tm DEVICE send SGID_INDEX SERVER: the sending end, an RC QP of
  *        any device, which sends what the receiving end asks for
  *        tm DEVICE serve SGID_INDEX HOLD_S [STOP_FILE]: a target for a
@@ -1069,40 +1072,99 @@ static void wire_unexpected(void)
 }
 
 /*
- * A rendezvous from the wire is left to software: its headers in the
- * tag's buffer, TM_RNDV_INCOMPLETE; the process reads the data with an
- * RDMA READ and sends the FIN itself, on the same QP.
+ * Rendezvous from the wire.  A tag takes one (MATCH); the receiving QP
+ * reads its data with an RDMA READ of its own and sends the FIN, then the
+ * tag completes DATA_VALID.  One of more than the tag's buffer is left to
+ * software: its headers in the tag's buffer, TM_RNDV_INCOMPLETE; the
+ * process reads the data and sends the FIN itself, on the same QP.  Last,
+ * the process's own READs on that QP while the engine reads one: each
+ * completes in order, and the tag too.
  */
 static void wire_rndv(void)
 {
+	struct ibv_sge sge[4];
+	struct ibv_send_wr wr[4], *bad;
 	struct ibv_rvh rvh;
 	struct twc w;
-	int st;
+	int st, k, reads = 0, in_order = 1, data = 0;
 
 	check(add(5, 0x30, ~0ULL, 5, NULL, NULL), "ADD tag 0x30");
 	ask(CMD_RNDV, 0x30, 0x4321, 6000, 60);
 	w = spoll(5000);
-	memcpy(&rvh, sslot(5) + sizeof(struct ibv_tmh), sizeof(rvh));
-	check(w.status == IBV_WC_TM_RNDV_INCOMPLETE &&
-	      w.opcode == IBV_WC_TM_RECV && w.flags == IBV_WC_TM_MATCH &&
-	      w.wr_id == 5 && w.tag == 0x30 && w.priv == 0x4321 &&
-	      w.byte_len == 48 && sslot(5)[0] == IBV_TMH_RNDV &&
-	      be32toh(rvh.len) == 6000 &&
-	      filled_seed(sslot(5) + 32, 16, 61),
-	      "a rendezvous from the wire: TM_RNDV_INCOMPLETE, MATCH, tag and app_ctx, its 48 bytes (TMH, RVH, the sender's own) in the tag's buffer (status %d flags %#x %u bytes)",
+	check(w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_RECV &&
+	      w.flags == IBV_WC_TM_MATCH && w.wr_id == 5 && w.tag == 0x30 &&
+	      w.priv == 0x4321,
+	      "a rendezvous from the wire: the tag takes it, TM_RECV, MATCH alone, tag and app_ctx (status %d flags %#x wr_id %llu)",
+	      w.status, w.flags, (unsigned long long)w.wr_id);
+	w = spoll(5000);
+	check(w.status == IBV_WC_SUCCESS && w.opcode == IBV_WC_TM_RECV &&
+	      w.flags == IBV_WC_TM_DATA_VALID && w.wr_id == 5 &&
+	      w.byte_len == 6000 && filled_seed(sslot(5), 6000, 60),
+	      "then TM_RECV, DATA_VALID: the receiving QP read the 6000 bytes into the tag's buffer, every one (status %d flags %#x %u bytes)",
 	      w.status, w.flags, w.byte_len);
+	check(told() == 0, "the sender got the FIN: its TMH and RVH");
 	check(qp_state_now(sqp) == IBV_QPS_RTS,
 	      "the receiving QP is still in RTS (%d)", qp_state_now(sqp));
-	st = spost(IBV_WR_RDMA_READ, sslot(6), 6000, be64toh(rvh.va),
+
+	check(add(6, 0x31, ~0ULL, 6, NULL, NULL), "ADD tag 0x31");
+	ask(CMD_RNDV, 0x31, 0x4322, LEN + 1, 62);
+	w = spoll(5000);
+	memcpy(&rvh, sslot(6) + sizeof(struct ibv_tmh), sizeof(rvh));
+	check(w.status == IBV_WC_TM_RNDV_INCOMPLETE &&
+	      w.opcode == IBV_WC_TM_RECV && w.flags == IBV_WC_TM_MATCH &&
+	      w.wr_id == 6 && w.tag == 0x31 && w.priv == 0x4322 &&
+	      w.byte_len == 48 && sslot(6)[0] == IBV_TMH_RNDV &&
+	      be32toh(rvh.len) == LEN + 1 &&
+	      filled_seed(sslot(6) + 32, 16, 63),
+	      "a rendezvous of more than the tag's buffer: TM_RNDV_INCOMPLETE, MATCH, tag and app_ctx, its 48 bytes (TMH, RVH, the sender's own) in the tag's buffer (status %d flags %#x %u bytes)",
+	      w.status, w.flags, w.byte_len);
+	st = spost(IBV_WR_RDMA_READ, sslot(8), LEN + 1, be64toh(rvh.va),
 		   be32toh(rvh.rkey));
-	check(st == IBV_WC_SUCCESS && filled_seed(sslot(6), 6000, 60),
-	      "software reads the 6000 bytes the RVH names, every one (%d)",
-	      st);
-	memcpy(sslot(7), sslot(5), 32);
-	sslot(7)[0] = IBV_TMH_FIN;
-	st = spost(IBV_WR_SEND, sslot(7), 32, 0, 0);
+	check(st == IBV_WC_SUCCESS && filled_seed(sslot(8), LEN + 1, 62),
+	      "software reads the %u bytes the RVH names, every one (%d)",
+	      LEN + 1, st);
+	memcpy(sslot(10), sslot(6), 32);
+	sslot(10)[0] = IBV_TMH_FIN;
+	st = spost(IBV_WR_SEND, sslot(10), 32, 0, 0);
 	check(st == IBV_WC_SUCCESS, "and sends the FIN: TMH and RVH (%d)", st);
 	check(told() == 0, "the sender got that FIN");
+
+	/* the sender's buffer is at the same place each time (wire_run()) */
+	check(add(7, 0x32, ~0ULL, 7, NULL, NULL), "ADD tag 0x32");
+	ask(CMD_RNDV, 0x32, 0x4323, LEN, 64);
+	w = spoll(5000);
+	check(w.flags == IBV_WC_TM_MATCH && w.wr_id == 7,
+	      "a rendezvous of %u bytes: matched (flags %#x)", LEN, w.flags);
+	for (k = 0; k < 4; k++) {
+		sge[k] = (struct ibv_sge){ (uintptr_t)sslot(40 + k), 1000,
+					   smr->lkey };
+		wr[k] = (struct ibv_send_wr){
+			.wr_id = 100 + k, .sg_list = &sge[k], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = be64toh(rvh.va),
+				     .rkey = be32toh(rvh.rkey) },
+			.next = k < 3 ? &wr[k + 1] : NULL,
+		};
+	}
+	check(!ibv_post_send(sqp, wr, &bad),
+	      "while it is read, the process posts 4 READs of its own on the QP");
+	for (k = 0; k < 5; k++) {
+		w = spoll(5000);
+		if (w.wr_id == 7 && w.flags == IBV_WC_TM_DATA_VALID &&
+		    w.status == IBV_WC_SUCCESS && w.byte_len == LEN)
+			data = filled_seed(sslot(7), LEN, 64);
+		else if (w.wr_id == 100u + reads && !w.status &&
+			 filled_seed(sslot(40 + reads), 1000, 64))
+			reads++;
+		else
+			in_order = 0;
+	}
+	check(data, "the tag completes DATA_VALID, its %u bytes every one",
+	      LEN);
+	check(reads == 4 && in_order,
+	      "and the 4 READs complete in order, every byte (%d of 4)", reads);
+	check(told() == 0, "the sender got the FIN");
 }
 
 /*

@@ -5,11 +5,13 @@
 # from vhca0 and then from rxe0, which knows nothing of tags (a sender
 # needs no support of its own).  tests/guest/tm.c's serve and send modes:
 # eager messages matched across packets and placed after their header,
-# every byte checked; unexpected ones and the phase sync; no tag; a
-# rendezvous, which vhca's responder leaves to software (its headers in
-# the tag's buffer, TM_RNDV_INCOMPLETE), and software's own READ of its
-# data and FIN on the same QP; an unexpected message that fails, after
-# which the SRQ is in phase with what software received.
+# every byte checked; unexpected ones and the phase sync; no tag;
+# rendezvous: one the receiving QP reads with an RDMA READ of its own and
+# answers with the FIN, one too large for its tag, left to software (its
+# headers in the tag's buffer, TM_RNDV_INCOMPLETE), which software reads
+# and answers itself, and one read while the process's own READs go on
+# the QP; an unexpected message that fails, after which the SRQ is in
+# phase with what software received.
 #
 # Sourced by twohost.sh, which runs tm_PHASE_a in guest a and tm_PHASE_b
 # in guest b, in step; PHASE is vhca (b on vhca0) or rxe (b on rxe0).
