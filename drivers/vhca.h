@@ -565,11 +565,12 @@ struct vhca_req {
  * What a message's tag-matching header made of it, on a tag-matching SRQ
  * (vhca_tm_take()).  The kinds: a matched eager message lands after its
  * header in the tag's buffer; a matched rendezvous is read from the
- * sender's buffer afterwards (struct vhca_tm_rndv), or, _SW, is left to
- * software: its headers land in the tag's buffer, which completes
- * IBV_WC_TM_RNDV_INCOMPLETE (a buffer too small for the data, and any
- * rendezvous from the wire); an unexpected message and one with no tag
- * land whole in a receive WQE of the SRQ.
+ * sender's buffer afterwards (struct vhca_tm_rndv on this host, struct
+ * vhca_tm_job from the wire), or, _SW, is left to software: its headers
+ * land in the tag's buffer, which completes IBV_WC_TM_RNDV_INCOMPLETE (a
+ * buffer too small for the data; from the wire, also a QP not in RTS or
+ * with VHCA_TM_JOBS under way); an unexpected message and one with no
+ * tag land whole in a receive WQE of the SRQ.
  */
 enum vhca_tm_kind {
 	VHCA_TM_NONE,

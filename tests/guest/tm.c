@@ -26,8 +26,9 @@
  *        its tag, which is left to software (its headers in the tag's
  *        buffer, TM_RNDV_INCOMPLETE), and software's RDMA READ of its
  *        data and its FIN on the same QP; one read while the process's
- *        own READs go on the QP; last, an unexpected message that fails,
- *        and the phase sync after it
+ *        own READs go on the QP; an unexpected message that fails, and
+ *        the phase sync after it; last, on new QPs, a rendezvous whose
+ *        key the sender refuses
  *        tm DEVICE send SGID_INDEX SERVER: the sending end, an RC QP of
  *        any device, which sends what the receiving end asks for
  *        tm DEVICE serve SGID_INDEX HOLD_S [STOP_FILE]: a target for a
@@ -861,9 +862,13 @@ static void scribble(void)
 
 /*
  * CMD_QUIET: an eager message whose send the sender does not report;
- * CMD_LONG: one the receiver has no room for, which must fail
+ * CMD_LONG: one the receiver has no room for, which must fail;
+ * CMD_RNDV_BAD: a rendezvous whose RVH names a key the sender refuses,
+ * which must bring no FIN; CMD_AGAIN: a new QP, connected to the
+ * receiver's new one
  */
-enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_QUIET, CMD_LONG, CMD_END };
+enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_QUIET, CMD_LONG, CMD_RNDV_BAD,
+       CMD_AGAIN, CMD_END };
 
 struct cmd {
 	uint32_t op, ctx, n, seed;
@@ -877,6 +882,7 @@ struct wire_qp {
 };
 
 static int wire_fd = -1;
+static int wire_sgid;		/* the GID index both ends connect from */
 
 /* Trade QPs with the peer and connect @q to its; 0 or an errno. */
 static int wire_connect(struct ibv_qp *q, int sgid_index)
@@ -894,7 +900,7 @@ static int wire_connect(struct ibv_qp *q, int sgid_index)
 }
 
 /* The sender's part of @c: the SEND's status, or for a rendezvous -3 if
- * the FIN that must follow is wrong or missing. */
+ * the FIN that must follow is wrong or missing, or came when none must. */
 static int32_t wire_run(const struct cmd *c)
 {
 	struct ibv_recv_wr rw = { .wr_id = 88 }, *rbad;
@@ -910,6 +916,10 @@ static int32_t wire_run(const struct cmd *c)
 		fill_seed(cslot(0) + sizeof(struct ibv_tmh), c->n, c->seed);
 		return csend(0, sizeof(struct ibv_tmh) + c->n);
 	}
+	if (c->op == CMD_AGAIN) {
+		cqp = rc_qp(ccq, NULL, IBV_QPT_RC);
+		return cqp ? wire_connect(cqp, wire_sgid) : EIO;
+	}
 	/* a rendezvous of @n bytes at slot 10, with 16 bytes of our own */
 	rw.sg_list = &rsge;
 	rw.num_sge = 1;
@@ -917,13 +927,23 @@ static int32_t wire_run(const struct cmd *c)
 		return -1;
 	fill_seed(cslot(10), c->n, c->seed);
 	tmh(cslot(1), IBV_TMH_RNDV, c->tag, c->ctx);
-	rvh = (struct ibv_rvh){ .va = htobe64((uintptr_t)cslot(10)),
-				.rkey = htobe32(cmr->rkey), .len = htobe32(c->n) };
+	rvh = (struct ibv_rvh){
+		.va = htobe64((uintptr_t)cslot(10)),
+		.rkey = htobe32(cmr->rkey ^ (c->op == CMD_RNDV_BAD ? 0x80 : 0)),
+		.len = htobe32(c->n),
+	};
 	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
 	fill_seed(cslot(1) + 32, 16, c->seed + 1);
 	st = csend(1, 48);
 	if (st)
 		return st;
+	/*
+	 * no FIN: nothing, or the receive flushed (rxe's responder takes its
+	 * QP to the error state after it NAKs the key)
+	 */
+	if (c->op == CMD_RNDV_BAD)
+		return next_wc_within(ccq, 1000).status == IBV_WC_SUCCESS ? -3 :
+									    0;
 	wc = next_wc(ccq);
 	return wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 	       wc.byte_len == 32 && fin_of(cslot(20), cslot(1)) ? 0 : -3;
@@ -936,6 +956,7 @@ static int wire_send(int sgid_index, const char *server)
 	int32_t st;
 	int e;
 
+	wire_sgid = sgid_index;
 	wire_fd = tcp_connect(server, WIRE_PORT, 60000);
 	cqp = wire_fd >= 0 ? rc_qp(ccq, NULL, IBV_QPT_RC) : NULL;
 	e = cqp ? wire_connect(cqp, sgid_index) : EIO;
@@ -952,6 +973,8 @@ static int wire_send(int sgid_index, const char *server)
 			check(!st, "%s of tag %#llx, %u bytes: sent (%d)",
 		      c.op == CMD_EAGER ? "an eager message" :
 		      c.op == CMD_NO_TAG ? "a message with no tag" :
+		      c.op == CMD_AGAIN ? "a new QP, connected to the receiver's new one, before a message" :
+		      c.op == CMD_RNDV_BAD ? "a rendezvous naming a key refused, and no FIN back" :
 		      "a rendezvous, and its FIN received back: its TMH and RVH",
 		      (unsigned long long)c.tag, c.n, st);
 		if (tcp_xfer(wire_fd, &st, sizeof(st), true))
@@ -1192,6 +1215,40 @@ static void wire_lost(void)
 	      unexp);
 }
 
+/*
+ * On a new pair of QPs (wire_lost() left the first in the error state), a
+ * rendezvous whose RVH names a key the sender refuses: the tag takes it,
+ * the sender NAKs the receiving QP's READ, the tag completes
+ * REM_ACCESS_ERR as the READ would, no FIN goes, and the receiving QP is
+ * in the error state.
+ */
+static void wire_refused(void)
+{
+	struct twc w;
+	int e;
+
+	ask(CMD_AGAIN, 0, 0, 0, 0);
+	sqp = rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC);
+	e = sqp ? wire_connect(sqp, wire_sgid) : EIO;
+	check(!e && told() == 0,
+	      "a second RC QP on the TM SRQ, connected to the sender's second (%s)",
+	      strerror(e));
+	check(add(11, 0x33, ~0ULL, 11, NULL, NULL), "ADD tag 0x33");
+	ask(CMD_RNDV_BAD, 0x33, 0x4324, 6000, 66);
+	w = spoll(5000);
+	check(w.status == IBV_WC_SUCCESS && w.flags == IBV_WC_TM_MATCH &&
+	      w.wr_id == 11,
+	      "a rendezvous naming a key the sender refuses: matched (status %d flags %#x)",
+	      w.status, w.flags);
+	w = spoll(5000);
+	check(w.status == IBV_WC_REM_ACCESS_ERR && w.wr_id == 11,
+	      "its READ is NAKed: the tag completes REM_ACCESS_ERR, as the READ would (status %d wr_id %llu)",
+	      w.status, (unsigned long long)w.wr_id);
+	check(told() == 0, "no FIN reached the sender");
+	check(qp_state(sqp) == IBV_QPS_ERR,
+	      "the receiving QP is in the error state (%d)", qp_state(sqp));
+}
+
 static long long ms_now(void)
 {
 	struct timespec t;
@@ -1299,6 +1356,7 @@ static int wire_serve(int sgid_index, int hold, const char *stop)
 {
 	int e;
 
+	wire_sgid = sgid_index;
 	wire_fd = tcp_connect(NULL, WIRE_PORT, 0);
 	srq = wire_fd >= 0 ? tm_srq(16, 16) : NULL;
 	sqp = srq ? rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC) : NULL;
@@ -1312,6 +1370,7 @@ static int wire_serve(int sgid_index, int hold, const char *stop)
 		wire_unexpected();
 		wire_rndv();
 		wire_lost();
+		wire_refused();
 	}
 	ask(CMD_END, 0, 0, 0, 0);
 	return tap_done();
