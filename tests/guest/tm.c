@@ -27,8 +27,9 @@
  *        buffer, TM_RNDV_INCOMPLETE), and software's RDMA READ of its
  *        data and its FIN on the same QP; one read while the process's
  *        own READs go on the QP; an unexpected message that fails, and
- *        the phase sync after it; last, on new QPs, a rendezvous whose
- *        key the sender refuses
+ *        the phase sync after it; last, on new QPs, a rendezvous flushed
+ *        while a SEND before it waits, and one whose key the sender
+ *        refuses
  *        tm DEVICE send SGID_INDEX SERVER: the sending end, an RC QP of
  *        any device, which sends what the receiving end asks for
  *        tm DEVICE serve SGID_INDEX HOLD_S [STOP_FILE]: a target for a
@@ -864,11 +865,12 @@ static void scribble(void)
  * CMD_QUIET: an eager message whose send the sender does not report;
  * CMD_LONG: one the receiver has no room for, which must fail;
  * CMD_RNDV_BAD: a rendezvous whose RVH names a key the sender refuses,
- * which must bring no FIN; CMD_AGAIN: a new QP, connected to the
- * receiver's new one
+ * which must bring no FIN; CMD_RNDV_NORECV: a rendezvous with no receive
+ * posted for its FIN, and no wait for one; CMD_AGAIN: a new QP, connected
+ * to the receiver's new one
  */
 enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_QUIET, CMD_LONG, CMD_RNDV_BAD,
-       CMD_AGAIN, CMD_END };
+       CMD_RNDV_NORECV, CMD_AGAIN, CMD_END };
 
 struct cmd {
 	uint32_t op, ctx, n, seed;
@@ -923,7 +925,7 @@ static int32_t wire_run(const struct cmd *c)
 	/* a rendezvous of @n bytes at slot 10, with 16 bytes of our own */
 	rw.sg_list = &rsge;
 	rw.num_sge = 1;
-	if (ibv_post_recv(cqp, &rw, &rbad))
+	if (c->op != CMD_RNDV_NORECV && ibv_post_recv(cqp, &rw, &rbad))
 		return -1;
 	fill_seed(cslot(10), c->n, c->seed);
 	tmh(cslot(1), IBV_TMH_RNDV, c->tag, c->ctx);
@@ -935,7 +937,7 @@ static int32_t wire_run(const struct cmd *c)
 	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
 	fill_seed(cslot(1) + 32, 16, c->seed + 1);
 	st = csend(1, 48);
-	if (st)
+	if (st || c->op == CMD_RNDV_NORECV)
 		return st;
 	/*
 	 * no FIN: nothing, or the receive flushed (rxe's responder takes its
@@ -975,6 +977,7 @@ static int wire_send(int sgid_index, const char *server)
 		      c.op == CMD_NO_TAG ? "a message with no tag" :
 		      c.op == CMD_AGAIN ? "a new QP, connected to the receiver's new one, before a message" :
 		      c.op == CMD_RNDV_BAD ? "a rendezvous naming a key refused, and no FIN back" :
+		      c.op == CMD_RNDV_NORECV ? "a rendezvous, no receive posted for its FIN" :
 		      "a rendezvous, and its FIN received back: its TMH and RVH",
 		      (unsigned long long)c.tag, c.n, st);
 		if (tcp_xfer(wire_fd, &st, sizeof(st), true))
@@ -1215,24 +1218,80 @@ static void wire_lost(void)
 	      unexp);
 }
 
-/*
- * On a new pair of QPs (wire_lost() left the first in the error state), a
- * rendezvous whose RVH names a key the sender refuses: the tag takes it,
- * the sender NAKs the receiving QP's READ, the tag completes
- * REM_ACCESS_ERR as the READ would, no FIN goes, and the receiving QP is
- * in the error state.
- */
-static void wire_refused(void)
+/* A new pair of QPs, the receiver's on the TM SRQ; @n says which. */
+static bool wire_again(const char *n)
 {
-	struct twc w;
 	int e;
 
 	ask(CMD_AGAIN, 0, 0, 0, 0);
 	sqp = rc_qp(ibv_cq_ex_to_cq(scq), srq, IBV_QPT_RC);
 	e = sqp ? wire_connect(sqp, wire_sgid) : EIO;
-	check(!e && told() == 0,
-	      "a second RC QP on the TM SRQ, connected to the sender's second (%s)",
-	      strerror(e));
+	e = e ? e : told() ? EIO : 0;
+	check(!e, "a %s RC QP on the TM SRQ, connected to the sender's %s (%s)",
+	      n, n, strerror(e));
+	return !e;
+}
+
+/*
+ * On a new pair of QPs (wire_lost() left the first in the error state), a
+ * rendezvous whose READ is answered while a SEND of the process's, sent
+ * before it, waits for a receive at the sender (RNR NAKs, for ever): the
+ * tag does not complete before that SEND, and when the process moves the
+ * QP to the error state, both are flushed.
+ */
+static void wire_flushed(void)
+{
+	struct ibv_sge sge = { (uintptr_t)sslot(12), 64, smr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 120, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	int sent = 0, tag = 0, other = 0, k;
+	struct twc w;
+
+	if (!wire_again("second"))
+		return;
+	check(!ibv_post_send(sqp, &wr, &bad),
+	      "a SEND to the sender, which has no receive posted");
+	check(add(12, 0x34, ~0ULL, 12, NULL, NULL), "ADD tag 0x34");
+	ask(CMD_RNDV_NORECV, 0x34, 0x4325, 6000, 68);
+	w = spoll(5000);
+	check(told() == 0 && w.flags == IBV_WC_TM_MATCH && w.wr_id == 12,
+	      "a rendezvous behind it: matched (flags %#x wr_id %llu)",
+	      w.flags, (unsigned long long)w.wr_id);
+	w = spoll(500);
+	check(w.status == NO_WC,
+	      "its tag does not complete before the SEND before it (status %d wr_id %llu)",
+	      w.status, (unsigned long long)w.wr_id);
+	check(!ibv_modify_qp(sqp, &a, IBV_QP_STATE),
+	      "the process moves the QP to the error state");
+	for (k = 0; k < 2; k++) {
+		w = spoll(2000);
+		if (w.wr_id == 120 && w.status == IBV_WC_WR_FLUSH_ERR)
+			sent++;
+		else if (w.wr_id == 12 && w.status == IBV_WC_WR_FLUSH_ERR)
+			tag++;
+		else
+			other++;
+	}
+	check(sent == 1 && tag == 1 && !other,
+	      "the SEND and the tag complete WR_FLUSH_ERR (%d, %d, %d other)",
+	      sent, tag, other);
+}
+
+/*
+ * On a new pair of QPs, a rendezvous whose RVH names a key the sender
+ * refuses: the tag takes it, the sender NAKs the receiving QP's READ, the
+ * tag completes REM_ACCESS_ERR as the READ would, no FIN goes, and the
+ * receiving QP is in the error state.
+ */
+static void wire_refused(void)
+{
+	struct twc w;
+
+	if (!wire_again("third"))
+		return;
 	check(add(11, 0x33, ~0ULL, 11, NULL, NULL), "ADD tag 0x33");
 	ask(CMD_RNDV_BAD, 0x33, 0x4324, 6000, 66);
 	w = spoll(5000);
@@ -1370,6 +1429,7 @@ static int wire_serve(int sgid_index, int hold, const char *stop)
 		wire_unexpected();
 		wire_rndv();
 		wire_lost();
+		wire_flushed();
 		wire_refused();
 	}
 	ask(CMD_END, 0, 0, 0, 0);
