@@ -594,9 +594,9 @@ void vhca_recv_done_grh(struct vhca_qp *dst, u64 wr_id, u8 status,
 	if (msg && (msg->flags & VHCA_OPF_WRITE))
 		cqe.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 	if (msg && msg->tm_op) {
-		/* ex is the TMH's: a tag-matching SRQ reports no immediate */
+		/* ex is the TMH's app_ctx: immediate data moves to tm_ex */
 		cqe.opcode = msg->tm_op;
-		cqe.flags &= ~(VHCA_CQE_F_IMM | VHCA_CQE_F_INV);
+		cqe.tm_ex = cqe.ex;
 		cqe.flags |= VHCA_CQE_F_TM | msg->tm_flags;
 		cqe.tm_tag = msg->tm_tag;
 		cqe.ex = (__force u32)msg->tm_ctx;

@@ -267,8 +267,10 @@ struct vhca_swqe {
 /* vhca_cqe.flags: which optional fields of the completion are valid. */
 enum {
 	VHCA_CQE_F_GRH		= 1 << 0,	/* a GRH slot leads the buffer */
-	VHCA_CQE_F_IMM		= 1 << 1,	/* ex holds immediate data */
-	VHCA_CQE_F_INV		= 1 << 2,	/* ex holds an invalidated rkey */
+	/* ex (tm_ex on a tag-matching receive) holds immediate data */
+	VHCA_CQE_F_IMM		= 1 << 1,
+	/* the same holds an invalidated rkey */
+	VHCA_CQE_F_INV		= 1 << 2,
 	VHCA_CQE_F_NET_HDR	= 1 << 3,	/* network_hdr_type is valid */
 	VHCA_CQE_F_SMAC		= 1 << 4,	/* smac is valid */
 	VHCA_CQE_F_VLAN		= 1 << 5,	/* vlan_id is valid */
@@ -306,7 +308,15 @@ struct vhca_cqe {
 	__u32 ex;		/* immediate data (network order) or rkey */
 	__u32 qp_num;
 	__u32 src_qp;
-	__u32 vendor_err;
+	union {
+		__u32 vendor_err;
+		/*
+		 * VHCA_CQE_F_TM with _IMM or _INV: the immediate data or the
+		 * rkey, ex being the TMH's app_ctx there.  The engine reports
+		 * no vendor error.
+		 */
+		__u32 tm_ex;
+	};
 	__u16 flags;		/* VHCA_CQE_F_* */
 	__u16 pkey_index;
 	__u8 status;

@@ -127,27 +127,35 @@ int vhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 }
 
 /*
- * A CQE's immediate data, or the rkey it invalidated; not a tag-matching
- * completion's ex, which is the TMH's app_ctx.
+ * A CQE's immediate data, or the rkey it invalidated: in tm_ex on a
+ * tag-matching completion, whose ex is the TMH's app_ctx.
  */
 static uint32_t vhca_cqe_ex(const struct vhca_cqe *cqe)
 {
-	return (cqe->flags & (VHCA_CQE_F_IMM | VHCA_CQE_F_INV)) &&
-	       !(cqe->flags & VHCA_CQE_F_TM) ? cqe->ex : 0;
+	if (!(cqe->flags & (VHCA_CQE_F_IMM | VHCA_CQE_F_INV)))
+		return 0;
+	return cqe->flags & VHCA_CQE_F_TM ? cqe->tm_ex : cqe->ex;
+}
+
+/* The engine reports none; a tag-matching completion's field is tm_ex. */
+static uint32_t vhca_cqe_vendor_err(const struct vhca_cqe *cqe)
+{
+	return cqe->flags & VHCA_CQE_F_TM ? 0 : cqe->vendor_err;
 }
 
 static unsigned int vhca_cqe_wc_flags(const struct vhca_cqe *cqe)
 {
 	unsigned int flags = cqe->flags;
+	unsigned int wc = ((flags & VHCA_CQE_F_IMM) ? IBV_WC_WITH_IMM : 0) |
+			  ((flags & VHCA_CQE_F_INV) ? IBV_WC_WITH_INV : 0);
 
 	if (flags & VHCA_CQE_F_TM)
-		return ((flags & VHCA_CQE_F_TM_MATCH) ? IBV_WC_TM_MATCH : 0) |
+		return wc |
+		       ((flags & VHCA_CQE_F_TM_MATCH) ? IBV_WC_TM_MATCH : 0) |
 		       ((flags & VHCA_CQE_F_TM_DATA) ? IBV_WC_TM_DATA_VALID : 0) |
 		       ((flags & VHCA_CQE_F_TM_SYNC_REQ) ?
 			IBV_WC_TM_SYNC_REQ : 0);
-	return ((flags & VHCA_CQE_F_GRH) ? IBV_WC_GRH : 0) |
-	       ((flags & VHCA_CQE_F_IMM) ? IBV_WC_WITH_IMM : 0) |
-	       ((flags & VHCA_CQE_F_INV) ? IBV_WC_WITH_INV : 0);
+	return wc | ((flags & VHCA_CQE_F_GRH) ? IBV_WC_GRH : 0);
 }
 
 /*
@@ -170,7 +178,7 @@ static void vhca_cqe_to_wc(const struct vhca_cqe *cqe, struct ibv_wc *wc)
 	wc->wr_id = cqe->wr_id;
 	wc->status = (enum ibv_wc_status)cqe->status;
 	wc->opcode = (enum ibv_wc_opcode)cqe->opcode;
-	wc->vendor_err = cqe->vendor_err;
+	wc->vendor_err = vhca_cqe_vendor_err(cqe);
 	wc->byte_len = cqe->byte_len;
 	wc->imm_data = vhca_cqe_ex(cqe);
 	wc->qp_num = cqe->qp_num;
@@ -371,7 +379,7 @@ static enum ibv_wc_opcode vhca_read_opcode(struct ibv_cq_ex *cqx)
 
 static uint32_t vhca_read_vendor_err(struct ibv_cq_ex *cqx)
 {
-	return vhca_cqx_cur(cqx)->vendor_err;
+	return vhca_cqe_vendor_err(vhca_cqx_cur(cqx));
 }
 
 static uint32_t vhca_read_byte_len(struct ibv_cq_ex *cqx)

@@ -6,7 +6,7 @@
 # parent, the port following the netdev (admin state, carrier, MTU) with its
 # async events, netdev removal, two links, and rmmod with links present.
 . tests/guest/lib/lib.sh
-tap_plan 711
+tap_plan 714
 
 ib=/sys/class/infiniband
 

@@ -72,6 +72,7 @@ struct twc {
 	uint32_t byte_len;
 	uint64_t tag;
 	uint32_t priv;
+	uint32_t imm;	/* with IBV_WC_WITH_IMM, in host order */
 };
 
 static struct twc spoll(int ms)
@@ -96,6 +97,8 @@ static struct twc spoll(int ms)
 		.byte_len = ibv_wc_read_byte_len(scq),
 		.tag = ti.tag, .priv = ti.priv,
 	};
+	if (w.flags & IBV_WC_WITH_IMM)
+		w.imm = be32toh(ibv_wc_read_imm_data(scq));
 	ibv_end_poll(scq);
 	return w;
 }
@@ -163,12 +166,13 @@ static bool sync_(void)
 }
 
 /* A SEND of @len bytes of client buffer @slot; its completion's status. */
-static int csend(int slot, uint32_t len)
+static int csend_imm(int slot, uint32_t len, bool imm, uint32_t data)
 {
 	struct ibv_sge sge = { (uintptr_t)cslot(slot), len, cmr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = 100 + slot, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(data),
 	}, *bad;
 	struct ibv_wc wc;
 
@@ -176,6 +180,11 @@ static int csend(int slot, uint32_t len)
 		return -1;
 	wc = next_wc(ccq);
 	return wc.opcode == IBV_WC_SEND ? (int)wc.status : -2;
+}
+
+static int csend(int slot, uint32_t len)
+{
+	return csend_imm(slot, len, false, 0);
 }
 
 /* A receive WQE of @n bytes of server buffer @slot on the SRQ. */
@@ -303,6 +312,21 @@ static void eagers(void)
 	      (unsigned long long)w.tag, w.priv, w.byte_len);
 	check(filled_seed(sslot(1), 1000, 5),
 	      "its data is in the tag's buffer from byte 0, without its header");
+	check(add(6, 6, ~0ULL, 6, NULL, NULL), "ADD tag 6");
+	tmh(cslot(0), IBV_TMH_EAGER, 6, 0x1357);
+	fill_seed(cslot(0) + sizeof(struct ibv_tmh), 100, 6);
+	check(csend_imm(0, sizeof(struct ibv_tmh) + 100, true, 0xfeedbeef) ==
+	      IBV_WC_SUCCESS,
+	      "an eager message of tag 6 with immediate data is sent");
+	w = spoll(2000);
+	check(w.status == IBV_WC_SUCCESS &&
+	      w.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID |
+			  IBV_WC_WITH_IMM) &&
+	      w.imm == 0xfeedbeef && w.wr_id == 6 && w.tag == 6 &&
+	      w.priv == 0x1357 && w.byte_len == 100 &&
+	      filled_seed(sslot(6), 100, 6),
+	      "it completes MATCH, DATA_VALID and WITH_IMM: the immediate data beside the tag and app_ctx (flags %#x imm %#x tag %llu priv %#x)",
+	      w.flags, w.imm, (unsigned long long)w.tag, w.priv);
 
 	/* two tags match; the first posted takes the first message */
 	check(add(2, 7, 0xff, 2, &h1, NULL) &&
@@ -867,10 +891,11 @@ static void scribble(void)
  * CMD_RNDV_BAD: a rendezvous whose RVH names a key the sender refuses,
  * which must bring no FIN; CMD_RNDV_NORECV: a rendezvous with no receive
  * posted for its FIN, and no wait for one; CMD_AGAIN: a new QP, connected
- * to the receiver's new one
+ * to the receiver's new one; CMD_EAGER_IMM: an eager message with
+ * immediate data, the bits of its app_ctx flipped
  */
 enum { CMD_EAGER, CMD_NO_TAG, CMD_RNDV, CMD_QUIET, CMD_LONG, CMD_RNDV_BAD,
-       CMD_RNDV_NORECV, CMD_AGAIN, CMD_END };
+       CMD_RNDV_NORECV, CMD_AGAIN, CMD_EAGER_IMM, CMD_END };
 
 struct cmd {
 	uint32_t op, ctx, n, seed;
@@ -901,6 +926,26 @@ static int wire_connect(struct ibv_qp *q, int sgid_index)
 	return qp_rts_path(q, &p);
 }
 
+/*
+ * The end of a rendezvous whose key is refused, its SEND's status @st: no
+ * FIN comes, so no completion succeeds.  rxe's responder takes its QP to
+ * the error state when it NAKs the receiver's READ, which may come before
+ * the ACK of the SEND: then the SEND and the receive posted for a FIN are
+ * flushed, in either order (csend() says -2 if the receive's came first).
+ */
+static int32_t rndv_bad_end(int st)
+{
+	struct ibv_wc wc;
+
+	if (st != IBV_WC_SUCCESS && st != IBV_WC_WR_FLUSH_ERR && st != -2)
+		return st;
+	for (wc = next_wc_within(ccq, 1000); wc.status != NO_WC;
+	     wc = next_wc_within(ccq, 200))
+		if (wc.status == IBV_WC_SUCCESS)
+			return -3;
+	return 0;
+}
+
 /* The sender's part of @c: the SEND's status, or for a rendezvous -3 if
  * the FIN that must follow is wrong or missing, or came when none must. */
 static int32_t wire_run(const struct cmd *c)
@@ -917,6 +962,11 @@ static int32_t wire_run(const struct cmd *c)
 		tmh(cslot(0), IBV_TMH_NO_TAG, c->tag, c->ctx);
 		fill_seed(cslot(0) + sizeof(struct ibv_tmh), c->n, c->seed);
 		return csend(0, sizeof(struct ibv_tmh) + c->n);
+	}
+	if (c->op == CMD_EAGER_IMM) {
+		tmh(cslot(0), IBV_TMH_EAGER, c->tag, c->ctx);
+		fill_seed(cslot(0) + sizeof(struct ibv_tmh), c->n, c->seed);
+		return csend_imm(0, sizeof(struct ibv_tmh) + c->n, true, ~c->ctx);
 	}
 	if (c->op == CMD_AGAIN) {
 		cqp = rc_qp(ccq, NULL, IBV_QPT_RC);
@@ -937,15 +987,10 @@ static int32_t wire_run(const struct cmd *c)
 	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
 	fill_seed(cslot(1) + 32, 16, c->seed + 1);
 	st = csend(1, 48);
+	if (c->op == CMD_RNDV_BAD)
+		return rndv_bad_end(st);
 	if (st || c->op == CMD_RNDV_NORECV)
 		return st;
-	/*
-	 * no FIN: nothing, or the receive flushed (rxe's responder takes its
-	 * QP to the error state after it NAKs the key)
-	 */
-	if (c->op == CMD_RNDV_BAD)
-		return next_wc_within(ccq, 1000).status == IBV_WC_SUCCESS ? -3 :
-									    0;
 	wc = next_wc(ccq);
 	return wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 	       wc.byte_len == 32 && fin_of(cslot(20), cslot(1)) ? 0 : -3;
@@ -974,6 +1019,7 @@ static int wire_send(int sgid_index, const char *server)
 		else if (c.op != CMD_QUIET)
 			check(!st, "%s of tag %#llx, %u bytes: sent (%d)",
 		      c.op == CMD_EAGER ? "an eager message" :
+		      c.op == CMD_EAGER_IMM ? "an eager message with immediate data" :
 		      c.op == CMD_NO_TAG ? "a message with no tag" :
 		      c.op == CMD_AGAIN ? "a new QP, connected to the receiver's new one, before a message" :
 		      c.op == CMD_RNDV_BAD ? "a rendezvous naming a key refused, and no FIN back" :
@@ -1050,6 +1096,17 @@ static void wire_eagers(void)
 		      len[k], w.status, w.flags, (unsigned long long)w.wr_id,
 		      w.byte_len);
 	}
+	check(add(9, 0x14, ~0ULL, 9, NULL, NULL), "ADD tag 0x14");
+	ask(CMD_EAGER_IMM, 0x14, 0x104, 2000, 44);
+	w = spoll(5000);
+	check(told() == IBV_WC_SUCCESS && w.status == IBV_WC_SUCCESS &&
+	      w.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID |
+			  IBV_WC_WITH_IMM) &&
+	      w.imm == ~0x104u && w.wr_id == 9 && w.tag == 0x14 &&
+	      w.priv == 0x104 && w.byte_len == 2000 &&
+	      filled_seed(sslot(9), 2000, 44),
+	      "one with immediate data: MATCH, DATA_VALID and WITH_IMM, the immediate beside the tag and app_ctx (flags %#x imm %#x priv %#x)",
+	      w.flags, w.imm, w.priv);
 }
 
 /* Unexpected ones, the phase sync, and one with no tag */

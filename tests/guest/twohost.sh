@@ -39,12 +39,12 @@ topics=" ${TWOHOST_TOPICS:-interop lossy ulp clients hostile ecn odp xrc tm life
 declare -A checks_of=(
 	[interop_vhca_a]=59 [lossy_vhca_a]=25 [ulp_vhca_a]=6 [clients_vhca_a]=6
 	[hostile_vhca_a]=7 [ecn_vhca_a]=6 [odp_vhca_a]=18 [odp_rxe_a]=6
-	[xrc_vhca_a]=15 [tm_vhca_a]=49 [tm_rxe_a]=49
+	[xrc_vhca_a]=15 [tm_vhca_a]=51 [tm_rxe_a]=51
 	[interop_rxe_a]=56 [lossy_rxe_a]=4 [ulp_rxe_a]=19 [clients_rxe_a]=14
 	[lifetime_rxe_a]=12
 	[interop_vhca_b]=38 [lossy_vhca_b]=21 [ulp_vhca_b]=13 [clients_vhca_b]=8
 	[hostile_vhca_b]=5 [ecn_vhca_b]=12 [odp_vhca_b]=19 [odp_rxe_b]=5
-	[xrc_vhca_b]=13 [tm_vhca_b]=20 [tm_rxe_b]=20
+	[xrc_vhca_b]=13 [tm_vhca_b]=21 [tm_rxe_b]=21
 	[interop_rxe_b]=39 [lossy_rxe_b]=3 [ulp_rxe_b]=19 [clients_rxe_b]=14
 	[lifetime_rxe_b]=4
 	[underlay_vhca_a]=41 [underlay_rxe_a]=24

@@ -41,6 +41,7 @@ int main(void)
 	/* a tag-matching SRQ's table too */
 	CHECK(sizeof(struct vhca_create_srq_resp) == 40);
 	CHECK(offsetof(struct vhca_cqe, tm_tag) == 40);
+	CHECK(offsetof(struct vhca_cqe, tm_ex) == 24);
 	CHECK(sizeof(struct vhca_tm_hdr) == VHCA_RING_HDR_SIZE);
 	CHECK(offsetof(struct vhca_tm_hdr, synced) == VHCA_RING_IDX_ALIGN);
 	CHECK(sizeof(struct vhca_tm_tag) == VHCA_TM_TAG_STRIDE);

@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/guest/lib/lib.sh	# the TAP helpers are not guest specific
-tap_plan 61
+tap_plan 62
 
 build/tests/abi_test >/tmp/vhca-abi.tap 2>&1
 rc=$?
