@@ -521,6 +521,7 @@ out:
 struct racer {
 	uint32_t handle[RACES];
 	volatile int added;
+	volatile int stop;	/* the rounds ended early: no more tags come */
 	int del_ok, del_err;
 };
 
@@ -532,7 +533,8 @@ static void *remover(void *arg)
 
 	for (i = 0; i < RACES; i++) {
 		while (__atomic_load_n(&r->added, __ATOMIC_ACQUIRE) <= i)
-			;
+			if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+				return NULL;
 		wr.tm.handle = r->handle[i];
 		wr.flags = 0;	/* unsignaled: its result is the tag's fate */
 		if (ibv_post_srq_ops(srq, &wr, &bad))
@@ -549,7 +551,7 @@ static void *remover(void *arg)
 static void race(void)
 {
 	struct racer r = {};
-	int i, matched = 0, unex = 0, bad = 0;
+	int i, e, matched = 0, unex = 0, bad = 0;
 	uint64_t rid = 0;
 	struct ibv_ops_wr wr = { .opcode = IBV_WR_TAG_ADD }, *badw;
 	struct ibv_sge sge = { (uintptr_t)sslot(40), LEN, smr->lkey };
@@ -566,13 +568,17 @@ static void race(void)
 			rid = 1000000 + i;
 		wr.tm.add.tag = 0x100000 + i;
 		wr.tm.add.recv_wr_id = 0x100000 + i;
-		if (ibv_post_srq_ops(srq, &wr, &badw)) {
+		e = ibv_post_srq_ops(srq, &wr, &badw);
+		if (e) {
+			printf("# round %d: ADD failed (%s)\n", i, strerror(e));
 			bad++;
 			break;
 		}
 		r.handle[i] = wr.tm.handle;
 		__atomic_store_n(&r.added, i + 1, __ATOMIC_RELEASE);
-		if (eager(0, 0x100000 + i, 0, 64, i) != IBV_WC_SUCCESS) {
+		e = eager(0, 0x100000 + i, 0, 64, i);
+		if (e != IBV_WC_SUCCESS) {
+			printf("# round %d: the SEND completed %d\n", i, e);
 			bad++;
 			break;
 		}
@@ -587,10 +593,13 @@ static void race(void)
 			rid = 0;
 			if (!sync_())
 				bad++;
-		} else {
-			bad++;
+		} else if (bad++ < 5) {
+			printf("# round %d: status %d opcode %d flags %#x wr_id %#llx\n",
+			       i, w.status, w.opcode, w.flags,
+			       (unsigned long long)w.wr_id);
 		}
 	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	check(!bad && matched + unex == RACES && matched && unex,
 	      "%d rounds of ADD, a message to the tag and a DEL racing it: each message matched (%d) or unexpected (%d), none lost or wrong (%d)",
