@@ -614,9 +614,10 @@ struct vhca_tm_rx {
  * Rendezvous from the wire one QP's requester reads at once for its
  * tag-matching SRQ.  One arriving while they are all under way is left to
  * software (IBV_WC_TM_RNDV_INCOMPLETE), which tag_matching.md lets a
- * device do with any rendezvous.  Their READs go max_rd_atomic at a time,
- * which the peer's responder bounds (VHCA_RD_QUEUE, 16): more would only
- * wait in the ring.
+ * device do with any rendezvous, so a peer holds no more of the QP's
+ * memory than this.  Their READs go max_rd_atomic at a time, and a
+ * ConnectX responder takes 16 at most (its max_qp_rd_atom): jobs beyond
+ * that would only wait their turn.
  */
 #define VHCA_TM_JOBS		16
 
