@@ -728,12 +728,9 @@ s64 vhca_tm_job_source(struct vhca_qp *qp, const struct vhca_swqe *w,
 {
 	s64 room;
 
-	if (w->flags & VHCA_SWQE_F_INLINE) {
-		seg[0] = (struct vhca_seg){ .kbuf = (const u8 *)w->sge,
-					    .len = w->inline_len };
-		*nseg = 1;
-		return w->inline_len;
-	}
+	/* the FIN: its bytes are the kernel's, not bound by max_inline */
+	if (w->flags & VHCA_SWQE_F_INLINE)
+		return vhca_wqe_inline_seg(w, seg, nseg);
 	room = vhca_sges(to_vdev(qp->ibqp.device), w->sge, w->num_sge,
 			 vhca_qp_pd(qp), access, seg, nseg);
 	if (room < 0)

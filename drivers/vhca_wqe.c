@@ -274,10 +274,7 @@ s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 	if (w->flags & VHCA_SWQE_F_INLINE) {
 		if (w->inline_len > qp->max_inline)
 			return -IB_WC_LOC_LEN_ERR;
-		seg[0] = (struct vhca_seg){ .kbuf = (const u8 *)w->sge,
-					    .len = w->inline_len };
-		*nseg = w->inline_len ? 1 : 0;
-		return w->inline_len;
+		return vhca_wqe_inline_seg(w, seg, nseg);
 	}
 	if (w->num_sge > qp->sq.g.max_sge)
 		return -IB_WC_LOC_LEN_ERR;

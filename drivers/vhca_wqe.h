@@ -124,6 +124,17 @@ int vhca_wqe_check(const struct vhca_qp *qp, const struct vhca_swqe *w);
 void vhca_wqe_debugfs_init(struct dentry *dir);
 #endif
 u32 vhca_wqe_len(const struct vhca_qp *qp, const struct vhca_swqe *w);
+
+/* A WQE's inline bytes, in its slot, as its data: one segment, or none. */
+static inline u32 vhca_wqe_inline_seg(const struct vhca_swqe *w,
+				      struct vhca_seg *seg, unsigned int *nseg)
+{
+	seg[0] = (struct vhca_seg){ .kbuf = (const u8 *)w->sge,
+				    .len = w->inline_len };
+	*nseg = w->inline_len ? 1 : 0;
+	return w->inline_len;
+}
+
 s64 vhca_wqe_source(struct vhca_dev *vdev, struct vhca_qp *qp,
 		    const struct vhca_swqe *w, struct vhca_seg *seg,
 		    unsigned int *nseg, int access);
