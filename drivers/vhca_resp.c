@@ -99,7 +99,8 @@ static int vhca_resp_take_wqe(struct vhca_qp *qp,
 		/* a first packet that is not the last is of a longer message */
 		err = vhca_tm_take(qp, qp->attr.dest_qp_num, m->data, m->len,
 				   last ? m->len : U32_MAX, r->wqe, &r->tm);
-		if (r->tm.kind == VHCA_TM_RNDV &&
+		/* only a tag taken has a buffer to look at */
+		if (!err && r->tm.kind == VHCA_TM_RNDV &&
 		    !vhca_tm_job_room(qp, r->wqe, &r->tm))
 			r->tm.kind = VHCA_TM_RNDV_SW;
 	} else {
