@@ -165,8 +165,8 @@ static bool sync_(void)
 	       !w.flags;
 }
 
-/* A SEND of @len bytes of client buffer @slot; its completion's status. */
-static int csend_imm(int slot, uint32_t len, bool imm, uint32_t data)
+/* Post a SEND of @len bytes of client buffer @slot, wr_id 100 + @slot. */
+static int cpost(int slot, uint32_t len, bool imm, uint32_t data)
 {
 	struct ibv_sge sge = { (uintptr_t)cslot(slot), len, cmr->lkey };
 	struct ibv_send_wr wr = {
@@ -174,9 +174,16 @@ static int csend_imm(int slot, uint32_t len, bool imm, uint32_t data)
 		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(data),
 	}, *bad;
+
+	return ibv_post_send(cqp, &wr, &bad);
+}
+
+/* A SEND as cpost() posts it; its completion's status. */
+static int csend_imm(int slot, uint32_t len, bool imm, uint32_t data)
+{
 	struct ibv_wc wc;
 
-	if (ibv_post_send(cqp, &wr, &bad))
+	if (cpost(slot, len, imm, data))
 		return -1;
 	wc = next_wc(ccq);
 	return wc.opcode == IBV_WC_SEND ? (int)wc.status : -2;
@@ -936,23 +943,35 @@ static int wire_connect(struct ibv_qp *q, int sgid_index)
 }
 
 /*
- * The end of a rendezvous whose key is refused, its SEND's status @st: no
- * FIN comes, so no completion succeeds.  rxe's responder takes its QP to
- * the error state when it NAKs the receiver's READ, which may come before
- * the ACK of the SEND: then the SEND and the receive posted for a FIN are
- * flushed, in either order (csend() says -2 if the receive's came first).
+ * The end of a rendezvous whose key is refused, its SEND (wr_id 101)
+ * posted: no FIN comes, so the receive posted for one (wr_id 88) never
+ * succeeds.  rxe's responder takes its QP to the error state when it NAKs
+ * the receiver's READ, which may come before or after the ACK of the SEND:
+ * then the SEND completes SUCCESS or WR_FLUSH_ERR, before or after the
+ * receive's flush.  0, or -3 for any other completion or none of the SEND.
  */
-static int32_t rndv_bad_end(int st)
+static int32_t rndv_bad_end(void)
 {
+	bool sent = false;
 	struct ibv_wc wc;
 
-	if (st != IBV_WC_SUCCESS && st != IBV_WC_WR_FLUSH_ERR && st != -2)
-		return st;
-	for (wc = next_wc_within(ccq, 1000); wc.status != NO_WC;
-	     wc = next_wc_within(ccq, 200))
-		if (wc.status == IBV_WC_SUCCESS)
-			return -3;
-	return 0;
+	for (wc = next_wc_within(ccq, 5000); wc.status != NO_WC;
+	     wc = next_wc_within(ccq, sent ? 300 : 5000)) {
+		if (wc.wr_id == 101 && !sent &&
+		    (wc.status == IBV_WC_SUCCESS ||
+		     wc.status == IBV_WC_WR_FLUSH_ERR))
+			sent = true;
+		else if (wc.wr_id != 88 || wc.status != IBV_WC_WR_FLUSH_ERR)
+			break;
+	}
+	if (sent && wc.status == NO_WC)
+		return 0;
+	if (wc.status == NO_WC)
+		printf("# no completion of the SEND\n");
+	else
+		printf("# a completion not expected: wr_id %llu status %d\n",
+		       (unsigned long long)wc.wr_id, wc.status);
+	return -3;
 }
 
 /* The sender's part of @c: the SEND's status, or for a rendezvous -3 if
@@ -995,9 +1014,9 @@ static int32_t wire_run(const struct cmd *c)
 	};
 	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
 	fill_seed(cslot(1) + 32, 16, c->seed + 1);
-	st = csend(1, 48);
 	if (c->op == CMD_RNDV_BAD)
-		return rndv_bad_end(st);
+		return cpost(1, 48, false, 0) ? -1 : rndv_bad_end();
+	st = csend(1, 48);
 	if (st || c->op == CMD_RNDV_NORECV)
 		return st;
 	wc = next_wc(ccq);
