@@ -974,6 +974,29 @@ static int32_t rndv_bad_end(void)
 	return -3;
 }
 
+/*
+ * The end of a rendezvous whose SEND (wr_id 101) is posted: the SEND's
+ * status, or -3 if the FIN received back (wr_id 88) is wrong or missing.
+ * The FIN may complete before the SEND does, if the SEND's ACK is late.
+ */
+static int32_t rndv_end(void)
+{
+	int32_t st = -3;
+	bool fin = false;
+	struct ibv_wc wc;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		wc = next_wc(ccq);
+		if (wc.status != NO_WC && wc.wr_id == 101 && st == -3)
+			st = wc.status;
+		else if (wc.status == IBV_WC_SUCCESS && wc.wr_id == 88 && !fin)
+			fin = wc.opcode == IBV_WC_RECV && wc.byte_len == 32 &&
+			      fin_of(cslot(20), cslot(1));
+	}
+	return st ? st : fin ? 0 : -3;
+}
+
 /* The sender's part of @c: the SEND's status, or for a rendezvous -3 if
  * the FIN that must follow is wrong or missing, or came when none must. */
 static int32_t wire_run(const struct cmd *c)
@@ -981,8 +1004,6 @@ static int32_t wire_run(const struct cmd *c)
 	struct ibv_recv_wr rw = { .wr_id = 88 }, *rbad;
 	struct ibv_sge rsge = { (uintptr_t)cslot(20), 64, cmr->lkey };
 	struct ibv_rvh rvh;
-	struct ibv_wc wc;
-	int32_t st;
 
 	if (c->op == CMD_EAGER || c->op == CMD_QUIET || c->op == CMD_LONG)
 		return eager(0, c->tag, c->ctx, c->n, c->seed);
@@ -1014,14 +1035,11 @@ static int32_t wire_run(const struct cmd *c)
 	};
 	memcpy(cslot(1) + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
 	fill_seed(cslot(1) + 32, 16, c->seed + 1);
-	if (c->op == CMD_RNDV_BAD)
-		return cpost(1, 48, false, 0) ? -1 : rndv_bad_end();
-	st = csend(1, 48);
-	if (st || c->op == CMD_RNDV_NORECV)
-		return st;
-	wc = next_wc(ccq);
-	return wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
-	       wc.byte_len == 32 && fin_of(cslot(20), cslot(1)) ? 0 : -3;
+	if (c->op == CMD_RNDV_NORECV)
+		return csend(1, 48);
+	if (cpost(1, 48, false, 0))
+		return -1;
+	return c->op == CMD_RNDV_BAD ? rndv_bad_end() : rndv_end();
 }
 
 /* tm DEVICE send SGID_INDEX SERVER */
