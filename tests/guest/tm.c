@@ -942,9 +942,12 @@ static int wire_connect(struct ibv_qp *q, int sgid_index)
 	return qp_rts_path(q, &p);
 }
 
+/* A rendezvous's SEND, from client slot 1 (cpost()), and its FIN's receive. */
+enum { RNDV_WR = 100 + 1, FIN_WR = 88 };
+
 /*
- * The end of a rendezvous whose key is refused, its SEND (wr_id 101)
- * posted: no FIN comes, so the receive posted for one (wr_id 88) never
+ * The end of a rendezvous whose key is refused, its SEND (RNDV_WR)
+ * posted: no FIN comes, so the receive posted for one (FIN_WR) never
  * succeeds.  rxe's responder takes its QP to the error state when it NAKs
  * the receiver's READ, which may come before or after the ACK of the SEND:
  * then the SEND completes SUCCESS or WR_FLUSH_ERR, before or after the
@@ -957,11 +960,11 @@ static int32_t rndv_bad_end(void)
 
 	for (wc = next_wc_within(ccq, 5000); wc.status != NO_WC;
 	     wc = next_wc_within(ccq, sent ? 300 : 5000)) {
-		if (wc.wr_id == 101 && !sent &&
+		if (wc.wr_id == RNDV_WR && !sent &&
 		    (wc.status == IBV_WC_SUCCESS ||
 		     wc.status == IBV_WC_WR_FLUSH_ERR))
 			sent = true;
-		else if (wc.wr_id != 88 || wc.status != IBV_WC_WR_FLUSH_ERR)
+		else if (wc.wr_id != FIN_WR || wc.status != IBV_WC_WR_FLUSH_ERR)
 			break;
 	}
 	if (sent && wc.status == NO_WC)
@@ -975,8 +978,8 @@ static int32_t rndv_bad_end(void)
 }
 
 /*
- * The end of a rendezvous whose SEND (wr_id 101) is posted: the SEND's
- * status, or -3 if the FIN received back (wr_id 88) is wrong or missing.
+ * The end of a rendezvous whose SEND (RNDV_WR) is posted: the SEND's
+ * status, or -3 if the FIN received back (FIN_WR) is wrong or missing.
  * The FIN may complete before the SEND does, if the SEND's ACK is late.
  */
 static int32_t rndv_end(void)
@@ -988,9 +991,10 @@ static int32_t rndv_end(void)
 
 	for (k = 0; k < 2; k++) {
 		wc = next_wc(ccq);
-		if (wc.status != NO_WC && wc.wr_id == 101 && st == -3)
+		if (wc.status != NO_WC && wc.wr_id == RNDV_WR && st == -3)
 			st = wc.status;
-		else if (wc.status == IBV_WC_SUCCESS && wc.wr_id == 88 && !fin)
+		else if (wc.status == IBV_WC_SUCCESS && wc.wr_id == FIN_WR &&
+			 !fin)
 			fin = wc.opcode == IBV_WC_RECV && wc.byte_len == 32 &&
 			      fin_of(cslot(20), cslot(1));
 	}
@@ -1001,7 +1005,7 @@ static int32_t rndv_end(void)
  * the FIN that must follow is wrong or missing, or came when none must. */
 static int32_t wire_run(const struct cmd *c)
 {
-	struct ibv_recv_wr rw = { .wr_id = 88 }, *rbad;
+	struct ibv_recv_wr rw = { .wr_id = FIN_WR }, *rbad;
 	struct ibv_sge rsge = { (uintptr_t)cslot(20), 64, cmr->lkey };
 	struct ibv_rvh rvh;
 
